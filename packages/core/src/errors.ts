@@ -1,0 +1,192 @@
+/**
+ * Every failure fencekit reports is one of these. Each has a stable `code` (safe to switch on across
+ * versions and processes), a fixed message that says what happened, the useful fields attached, and
+ * the underlying error as `cause` where there is one.
+ */
+export type FencekitErrorCode =
+  | 'timeout'
+  | 'lost'
+  | 'not-holder'
+  | 'quorum'
+  | 'stale-fence'
+  | 'backend-unavailable'
+  | 'indeterminate'
+  | 'invalid-argument'
+  | 'aborted'
+  | 'closed';
+
+export abstract class FencekitError extends Error {
+  abstract readonly code: FencekitErrorCode;
+  override get name(): string {
+    return this.constructor.name;
+  }
+}
+
+/** The lock was not granted within `waitMs`. Nothing is left granted behind the caller. */
+export class LockTimeoutError extends FencekitError {
+  readonly code = 'timeout';
+  constructor(
+    readonly resource: string,
+    readonly waitMs: number,
+    options?: ErrorOptions,
+  ) {
+    super(`Timed out after ${waitMs} ms waiting for lock on "${resource}"`, options);
+  }
+}
+
+/** The lease is gone (expired, taken over, session lost). Work done under it is no longer protected. */
+export class LockLostError extends FencekitError {
+  readonly code = 'lost';
+  constructor(
+    readonly resource: string,
+    readonly reason: string,
+    options?: ErrorOptions,
+  ) {
+    super(`Lock on "${resource}" was lost: ${reason}`, options);
+  }
+}
+
+/** The caller tried to release or extend a lock it does not hold (Curator: "You do not own the lock"). */
+export class NotLockHolderError extends FencekitError {
+  readonly code = 'not-holder';
+  constructor(
+    readonly resource: string,
+    readonly owner: string,
+    options?: ErrorOptions,
+  ) {
+    super(`You do not hold the lock on "${resource}" (owner ${owner})`, options);
+  }
+}
+
+/** One node's part in a quorum decision. */
+export interface NodeOutcome {
+  readonly node: string;
+  readonly ok: boolean;
+  /** Why this node did not agree: "held by another owner", "timeout after 50 ms", "ECONNREFUSED"… */
+  readonly reason?: string;
+}
+
+/** Too few nodes agreed. Says how many were needed, which answered and why the others did not. */
+export class QuorumError extends FencekitError {
+  readonly code = 'quorum';
+  readonly failed: readonly NodeOutcome[];
+  constructor(
+    readonly resource: string,
+    readonly needed: number,
+    readonly outcomes: readonly NodeOutcome[],
+    options?: ErrorOptions,
+  ) {
+    const agreed = outcomes.filter((o) => o.ok).length;
+    const failed = outcomes.filter((o) => !o.ok);
+    const detail = failed.map((o) => `${o.node}: ${o.reason ?? 'refused'}`).join('; ');
+    super(
+      `Quorum not reached for "${resource}": ${agreed} of ${outcomes.length} nodes agreed, ${needed} needed` +
+        (detail ? ` (${detail})` : ''),
+      options,
+    );
+    this.failed = failed;
+  }
+}
+
+/** A fenced resource refused a write whose fence is not above the highest it has seen. */
+export class StaleFenceError extends FencekitError {
+  readonly code = 'stale-fence';
+  constructor(
+    readonly resource: string,
+    readonly fence: bigint,
+    readonly highestSeen: bigint | undefined,
+    options?: ErrorOptions,
+  ) {
+    super(
+      `Write to "${resource}" with fence ${fence} refused: fence ${highestSeen ?? '?'} was already seen`,
+      options,
+    );
+  }
+}
+
+/** The backend could not be reached or answered with an error; the operation did not take effect. */
+export class BackendUnavailableError extends FencekitError {
+  readonly code = 'backend-unavailable';
+  constructor(
+    readonly backend: string,
+    detail: string,
+    options?: ErrorOptions,
+  ) {
+    super(`${backend} unavailable: ${detail}`, options);
+  }
+}
+
+/**
+ * The outcome is unknown: the request was sent but no answer came, so the lock may have been granted.
+ * Implementations try to clean up (release by owner token) before throwing this; callers must not
+ * assume they hold the lock, nor that nobody does.
+ */
+export class IndeterminateError extends FencekitError {
+  readonly code = 'indeterminate';
+  constructor(
+    readonly resource: string,
+    readonly operation: 'acquire' | 'extend' | 'release',
+    options?: ErrorOptions,
+  ) {
+    super(`Outcome of ${operation} on "${resource}" is unknown: it may have taken effect`, options);
+  }
+}
+
+/** A caller passed a bad argument; names the argument, what it got and what was expected. */
+export class InvalidArgumentError extends FencekitError {
+  readonly code = 'invalid-argument';
+  constructor(
+    readonly argument: string,
+    readonly received: unknown,
+    readonly expected: string,
+  ) {
+    super(`Invalid ${argument}: got ${describe(received)}, expected ${expected}`);
+  }
+}
+
+/** The caller's AbortSignal fired; `cause` is the signal's reason. Nothing is left granted behind it. */
+export class LockAbortedError extends FencekitError {
+  readonly code = 'aborted';
+  constructor(
+    readonly resource: string,
+    options?: ErrorOptions,
+  ) {
+    super(`Waiting for lock on "${resource}" was aborted`, options);
+  }
+}
+
+/** The client was closed; no further operations are accepted. */
+export class ClientClosedError extends FencekitError {
+  readonly code = 'closed';
+  constructor(readonly client: string) {
+    super(`${client} is closed`);
+  }
+}
+
+const ERROR_CODES = new Set<FencekitErrorCode>([
+  'timeout',
+  'lost',
+  'not-holder',
+  'quorum',
+  'stale-fence',
+  'backend-unavailable',
+  'indeterminate',
+  'invalid-argument',
+  'aborted',
+  'closed',
+]);
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'bigint') return `${value}n`;
+  if (value === null || value === undefined || typeof value !== 'object') return String(value);
+  return Object.prototype.toString.call(value);
+}
+
+/** True for any fencekit error, optionally of one code. Works across duplicated package copies. */
+export function isFencekitError(error: unknown, code?: FencekitErrorCode): error is FencekitError {
+  if (typeof error !== 'object' || error === null || !('code' in error)) return false;
+  const c = (error as { code: unknown }).code;
+  if (!(error instanceof Error) || !ERROR_CODES.has(c as FencekitErrorCode)) return false;
+  return code === undefined || c === code;
+}

@@ -1,0 +1,61 @@
+import { InvalidArgumentError } from './errors.js';
+
+/** Resource names: non-empty strings without control characters, at most 512 characters. */
+export function assertResource(resource: unknown): asserts resource is string {
+  if (
+    typeof resource !== 'string' ||
+    resource.length === 0 ||
+    resource.length > 512 ||
+    hasControlCharacter(resource)
+  ) {
+    throw new InvalidArgumentError(
+      'resource',
+      resource,
+      'a non-empty string of at most 512 printable characters',
+    );
+  }
+}
+
+/** A strictly positive, finite duration in milliseconds. */
+export function assertPositiveMs(name: string, value: unknown): asserts value is number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new InvalidArgumentError(name, value, 'a positive finite number of milliseconds');
+  }
+}
+
+/** A non-negative, finite duration in milliseconds. */
+export function assertNonNegativeMs(name: string, value: unknown): asserts value is number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new InvalidArgumentError(name, value, 'a non-negative finite number of milliseconds');
+  }
+}
+
+export function assertSignal(name: string, value: unknown): asserts value is AbortSignal | undefined {
+  if (value !== undefined && !(value instanceof AbortSignal)) {
+    throw new InvalidArgumentError(name, value, 'an AbortSignal or undefined');
+  }
+}
+
+/** Default bound on every wait, so no acquire or campaign hangs forever. */
+export const DEFAULT_WAIT_MS = 30_000;
+
+/** Validates `acquire` options and fills the default wait. */
+export function normalizeAcquire(
+  resource: unknown,
+  options: { ttlMs?: unknown; waitMs?: unknown; signal?: unknown } | undefined,
+): { resource: string; ttlMs: number; waitMs: number; signal: AbortSignal | undefined } {
+  assertResource(resource);
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidArgumentError('options', options, 'an object with ttlMs');
+  }
+  assertPositiveMs('ttlMs', options.ttlMs);
+  const waitMs = options.waitMs ?? DEFAULT_WAIT_MS;
+  assertNonNegativeMs('waitMs', waitMs);
+  assertSignal('signal', options.signal);
+  return { resource, ttlMs: options.ttlMs, waitMs, signal: options.signal };
+}
+
+function hasControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) < 0x20) return true;
+  return false;
+}
