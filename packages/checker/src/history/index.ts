@@ -1,0 +1,1 @@
+export type { HistoryEvent, Operation, OpType, ProcessId, Verdict } from './types.js';
