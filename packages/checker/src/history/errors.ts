@@ -1,0 +1,38 @@
+/**
+ * A history could not be read. Names the file (or `<input>`), the 1-based line and what the reader
+ * expected there, so a bad line is fixed rather than silently skipped.
+ */
+export class HistoryParseError extends Error {
+  readonly code = 'invalid-history';
+  constructor(
+    readonly file: string,
+    readonly line: number,
+    readonly expected: string,
+    readonly found: string,
+    options?: ErrorOptions,
+  ) {
+    super(`${file}:${line}: expected ${expected}, found ${clip(found)}`, options);
+  }
+  override get name(): string {
+    return 'HistoryParseError';
+  }
+}
+
+/** Operations could not be paired (e.g. a completion with no invocation), or a model rejected an op's shape. */
+export class HistoryShapeError extends Error {
+  readonly code = 'invalid-history';
+  constructor(
+    readonly what: string,
+    readonly detail: string,
+  ) {
+    super(`${what}: ${detail}`);
+  }
+  override get name(): string {
+    return 'HistoryShapeError';
+  }
+}
+
+function clip(text: string): string {
+  const oneLine = JSON.stringify(text);
+  return oneLine.length > 80 ? `${oneLine.slice(0, 77)}…"` : oneLine;
+}
