@@ -1,4 +1,6 @@
+export { EdnReader, type EdnValue, Keyword } from './edn.js';
 export { HistoryParseError, HistoryShapeError } from './errors.js';
+export { parseJepsenEdn } from './jepsen-edn.js';
 export {
   formatHistoryEvent,
   HistoryWriter,
@@ -6,4 +8,7 @@ export {
   readHistoryJsonl,
   toHistoryEvent,
 } from './jsonl.js';
+export { formatFromPath, type HistoryFormat, loadOperations, parseOperations } from './load.js';
+export { type PairingOptions, pairOperations } from './pairing.js';
+export { parsePorcupineLog } from './porcupine-log.js';
 export type { HistoryEvent, Operation, OpType, ProcessId, Verdict } from './types.js';

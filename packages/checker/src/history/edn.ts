@@ -1,0 +1,204 @@
+import { HistoryParseError } from './errors.js';
+
+/** An EDN keyword, kept apart from strings while reading so `:nemesis` and `"nemesis"` can be told apart. */
+export class Keyword {
+  constructor(readonly name: string) {}
+  toString(): string {
+    return `:${this.name}`;
+  }
+}
+
+/** An EDN map read as a JS Map, since EDN keys are often keywords rather than strings. */
+export type EdnValue =
+  | null
+  | boolean
+  | number
+  | bigint
+  | string
+  | Keyword
+  | EdnValue[]
+  | Map<EdnValue, EdnValue>;
+
+const WHITESPACE = /[\s,]/;
+const DELIMITER = /[\s,()[\]{}";]/;
+
+/**
+ * A small reader for the EDN subset Jepsen histories use: maps, vectors, lists, sets (as arrays),
+ * keywords, strings, integers (big ones as bigint), floats, nil, booleans, symbols (as strings) and
+ * `;` comments. Tracks lines so every error names where it happened.
+ */
+export class EdnReader {
+  #pos = 0;
+  #line = 1;
+  constructor(
+    private readonly text: string,
+    private readonly file: string,
+  ) {}
+
+  /** Line of the next unread character (1-based). */
+  get line(): number {
+    return this.#line;
+  }
+
+  /** True when only whitespace and comments are left. */
+  atEnd(): boolean {
+    this.#skip();
+    return this.#pos >= this.text.length;
+  }
+
+  /** Reads one value; throws `HistoryParseError` on anything outside the subset. */
+  read(): EdnValue {
+    this.#skip();
+    const c = this.text[this.#pos];
+    if (c === undefined) this.#fail('an EDN value', 'end of input');
+    switch (c) {
+      case '{':
+        return this.#readMap();
+      case '[':
+        this.#pos++;
+        return this.#readSeq(']');
+      case '(':
+        this.#pos++;
+        return this.#readSeq(')');
+      case '"':
+        return this.#readString();
+      case ':':
+        this.#pos++;
+        return new Keyword(this.#readToken('a keyword name'));
+      case '#':
+        if (this.text[this.#pos + 1] === '{') {
+          this.#pos += 2;
+          return this.#readSeq('}');
+        }
+        return this.#fail('a value (tagged literals are not supported)', this.#peekToken());
+      default:
+        return this.#readAtom();
+    }
+  }
+
+  /** Opens a vector or list and returns its closing bracket, or undefined if the next value is no sequence. */
+  openSequence(): ']' | ')' | undefined {
+    this.#skip();
+    const c = this.text[this.#pos];
+    if (c === '[') {
+      this.#pos++;
+      return ']';
+    }
+    if (c === '(') {
+      this.#pos++;
+      return ')';
+    }
+    return undefined;
+  }
+
+  /** Consumes `close` if it is next (after whitespace) and says whether it did. */
+  tryClose(close: string): boolean {
+    this.#skip();
+    if (this.text[this.#pos] === close) {
+      this.#pos++;
+      return true;
+    }
+    return false;
+  }
+
+  #readMap(): Map<EdnValue, EdnValue> {
+    this.#pos++;
+    const map = new Map<EdnValue, EdnValue>();
+    for (;;) {
+      this.#skip();
+      if (this.text[this.#pos] === '}') {
+        this.#pos++;
+        return map;
+      }
+      if (this.#pos >= this.text.length) this.#fail('"}" closing a map', 'end of input');
+      const key = this.read();
+      this.#skip();
+      if (this.text[this.#pos] === '}') this.#fail(`a value for map key ${String(key)}`, '}');
+      map.set(key instanceof Keyword ? key.toString() : key, this.read());
+    }
+  }
+
+  #readSeq(close: string): EdnValue[] {
+    const items: EdnValue[] = [];
+    for (;;) {
+      this.#skip();
+      if (this.text[this.#pos] === close) {
+        this.#pos++;
+        return items;
+      }
+      if (this.#pos >= this.text.length) this.#fail(`"${close}" closing a collection`, 'end of input');
+      items.push(this.read());
+    }
+  }
+
+  #readString(): string {
+    let out = '';
+    let i = this.#pos + 1;
+    for (;;) {
+      const c = this.text[i];
+      if (c === undefined) this.#fail('a closing quote', 'end of input');
+      if (c === '"') break;
+      if (c === '\n') this.#line++;
+      if (c === '\\') {
+        const e = this.text[i + 1];
+        const map: Record<string, string> = { n: '\n', t: '\t', r: '\r', '"': '"', '\\': '\\' };
+        const m = e === undefined ? undefined : map[e];
+        if (m === undefined) this.#fail('a string escape (\\n \\t \\r \\" \\\\)', `\\${e ?? ''}`);
+        out += m;
+        i += 2;
+        continue;
+      }
+      out += c;
+      i++;
+    }
+    this.#pos = i + 1;
+    return out;
+  }
+
+  #readAtom(): EdnValue {
+    const token = this.#readToken('a value');
+    if (token === 'nil') return null;
+    if (token === 'true') return true;
+    if (token === 'false') return false;
+    if (/^[+-]?\d+N?$/.test(token)) {
+      const digits = token.endsWith('N') ? token.slice(0, -1) : token;
+      const n = Number(digits);
+      return Number.isSafeInteger(n) ? n : BigInt(digits);
+    }
+    if (/^[+-]?(\d+\.\d*|\d+)([eE][+-]?\d+)?M?$/.test(token)) return Number(token.replace(/M$/, ''));
+    if (/^[A-Za-z*+!\-_?<>=/.][\w*+!\-_?<>=/.#']*$/.test(token)) return token;
+    return this.#fail('a value', token);
+  }
+
+  #readToken(what: string): string {
+    const start = this.#pos;
+    while (this.#pos < this.text.length && !DELIMITER.test(this.text[this.#pos] as string)) this.#pos++;
+    if (this.#pos === start) this.#fail(what, this.#peekToken());
+    return this.text.slice(start, this.#pos);
+  }
+
+  #peekToken(): string {
+    return this.text.slice(this.#pos, this.#pos + 20).split('\n')[0] ?? '';
+  }
+
+  #skip(): void {
+    const t = this.text;
+    while (this.#pos < t.length) {
+      const c = t[this.#pos] as string;
+      if (c === '\n') {
+        this.#line++;
+        this.#pos++;
+      } else if (c === ';') {
+        while (this.#pos < t.length && t[this.#pos] !== '\n') this.#pos++;
+      } else if (WHITESPACE.test(c)) {
+        this.#pos++;
+      } else {
+        return;
+      }
+    }
+  }
+
+  #fail(expected: string, found: string): never {
+    throw new HistoryParseError(this.file, this.#line, expected, found);
+  }
+}
