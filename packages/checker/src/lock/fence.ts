@@ -1,0 +1,105 @@
+import type { HistoryEvent } from '../history/types.js';
+import type { CheckResult } from '../verdict.js';
+import type { ClientId, ResourceEvent } from './events.js';
+import { acceptedOf, clientOf, fenceOf, resourceEvents, resourceKey } from './resource-log.js';
+
+/**
+ * The resource accepted a fence it should have refused:
+ * - `stale-accepted`: lower than one it had already accepted (a deposed holder's write got through);
+ * - `shared-fence`: equal to the highest accepted, but from another client (two holders, one token).
+ */
+export interface FenceViolation {
+  kind: 'stale-accepted' | 'shared-fence';
+  key: string;
+  index: number;
+  time: number;
+  f: string;
+  client: ClientId;
+  fence: string;
+  highest: string;
+  highestClient: ClientId;
+  highestIndex: number;
+}
+
+export interface FenceStats {
+  /** Fenced events the resource accepted. */
+  accepted: number;
+  /** Stale fences the resource refused: evidence that fencing did its job. */
+  staleRefused: number;
+  /** Fresh fences (above every accepted one) the resource refused: not unsafe, but wasted work. */
+  freshRefused: number;
+  /** Grant-like events that carried no fence, so could not be judged. */
+  unfenced: number;
+  resources: number;
+}
+
+export type FenceResult = CheckResult<FenceViolation, FenceStats>;
+
+/** Events where the resource grants something on the strength of a fence. */
+const GRANTS: ReadonlySet<'enter' | 'write' | 'claim' | 'run'> = new Set(['enter', 'write', 'claim', 'run']);
+
+interface Highest {
+  fence: bigint;
+  client: ClientId;
+  index: number;
+}
+
+/**
+ * Fence monotonicity, per resource: the fences the resource accepts strictly increase from one holder to
+ * the next (one holder may reuse its fence for several writes). A history with no fenced events cannot
+ * show anything either way and is `unknown`.
+ */
+export function checkFences(history: Iterable<HistoryEvent>): FenceResult {
+  const highest = new Map<string, Highest>();
+  const violations: FenceViolation[] = [];
+  const stats: FenceStats = { accepted: 0, staleRefused: 0, freshRefused: 0, unfenced: 0, resources: 0 };
+
+  for (const event of resourceEvents(history, GRANTS)) {
+    const fence = fenceOf(event);
+    if (fence === undefined) {
+      stats.unfenced++;
+      continue;
+    }
+    const key = resourceKey(event);
+    const client = clientOf(event);
+    const top = highest.get(key);
+    const fresh = top === undefined || fence > top.fence || (fence === top.fence && client === top.client);
+    if (!acceptedOf(event, true)) {
+      if (fresh) stats.freshRefused++;
+      else stats.staleRefused++;
+      continue;
+    }
+    stats.accepted++;
+    if (fresh) {
+      if (top === undefined || fence > top.fence) highest.set(key, { fence, client, index: event.index });
+      continue;
+    }
+    violations.push(violation(event, key, client, fence, top));
+  }
+  stats.resources = highest.size;
+  if (stats.accepted + stats.staleRefused + stats.freshRefused === 0) {
+    return { verdict: 'unknown', violations, stats, error: 'no fenced resource events: nothing to check' };
+  }
+  return { verdict: violations.length > 0 ? 'illegal' : 'ok', violations, stats };
+}
+
+function violation(
+  event: ResourceEvent,
+  key: string,
+  client: ClientId,
+  fence: bigint,
+  top: Highest,
+): FenceViolation {
+  return {
+    kind: fence < top.fence ? 'stale-accepted' : 'shared-fence',
+    key,
+    index: event.index,
+    time: event.time,
+    f: event.f,
+    client,
+    fence: fence.toString(),
+    highest: top.fence.toString(),
+    highestClient: top.client,
+    highestIndex: top.index,
+  };
+}

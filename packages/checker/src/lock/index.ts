@@ -1,0 +1,26 @@
+export { type CronOptions, type CronResult, type CronStats, checkCron, type DuplicateRun } from './cron.js';
+export {
+  checkElection,
+  type ElectionResult,
+  type ElectionStats,
+  type ElectionViolation,
+  type Reign,
+} from './election.js';
+export { LockHistoryError } from './errors.js';
+export * from './events.js';
+export { checkFences, type FenceResult, type FenceStats, type FenceViolation } from './fence.js';
+export {
+  checkInventory,
+  type InventoryOptions,
+  type InventoryResult,
+  type InventoryStats,
+  type InventoryViolation,
+} from './inventory.js';
+export {
+  type CriticalSection,
+  checkMutex,
+  criticalSections,
+  type MutexOptions,
+  type MutexResult,
+  type MutexStats,
+} from './mutex.js';

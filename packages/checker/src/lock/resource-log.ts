@@ -1,0 +1,72 @@
+import type { HistoryEvent } from '../history/types.js';
+import { LockHistoryError } from './errors.js';
+import { type ClientId, RESOURCE_PROCESS, type ResourceEvent, type ResourceEventKind } from './events.js';
+
+/**
+ * The resource's events of the given kinds, in the order the resource saw them: by time, ties broken by
+ * the history index (the resource appends its lines in the order it acts). Checks the fields every kind
+ * shares; each checker reads its own fields through the accessors below, which name what was wrong.
+ */
+export function resourceEvents<K extends ResourceEventKind>(
+  history: Iterable<HistoryEvent>,
+  kinds: ReadonlySet<K>,
+): Extract<ResourceEvent, { f: K }>[] {
+  const events: Extract<ResourceEvent, { f: K }>[] = [];
+  let sorted = true;
+  let last: HistoryEvent | undefined;
+  for (const event of history) {
+    if (event.process !== RESOURCE_PROCESS || !kinds.has(event.f as K)) continue;
+    if (typeof event.time !== 'number' || Number.isNaN(event.time)) {
+      throw new LockHistoryError(event.index, 'a numeric "time"', event.time);
+    }
+    if (typeof event.value !== 'object' || event.value === null) {
+      throw new LockHistoryError(event.index, `an object "value" for a resource "${event.f}"`, event.value);
+    }
+    if (
+      last !== undefined &&
+      (event.time < last.time || (event.time === last.time && event.index < last.index))
+    ) {
+      sorted = false;
+    }
+    last = event;
+    events.push(event as Extract<ResourceEvent, { f: K }>);
+  }
+  // Harness histories are written in time order; sorting is the fallback for merged or foreign files.
+  if (!sorted) events.sort((a, b) => a.time - b.time || a.index - b.index);
+  return events;
+}
+
+/** The resource (partition) an event belongs to; one resource when the history has no keys. */
+export function resourceKey(event: HistoryEvent): string {
+  return event.key ?? '';
+}
+
+export function clientOf(event: ResourceEvent): ClientId {
+  const client = (event.value as { client?: unknown }).client;
+  if (typeof client === 'number' || typeof client === 'string') return client;
+  throw new LockHistoryError(event.index, `"value.client" (a process id) on a resource "${event.f}"`, client);
+}
+
+/** `value.accepted`; `fallback` when absent, or an error naming the event when the kind requires it. */
+export function acceptedOf(event: ResourceEvent, fallback?: boolean): boolean {
+  const accepted = (event.value as { accepted?: unknown }).accepted;
+  if (typeof accepted === 'boolean') return accepted;
+  if (accepted === undefined && fallback !== undefined) return fallback;
+  throw new LockHistoryError(event.index, `boolean "value.accepted" on a resource "${event.f}"`, accepted);
+}
+
+/** `value[field]` as a fence (bigint), or undefined when absent. */
+export function fenceOf(event: ResourceEvent, field: 'fence' | 'term' = 'fence'): bigint | undefined {
+  const raw = (event.value as unknown as Record<string, unknown>)[field];
+  if (raw === undefined || raw === null) return undefined;
+  if (typeof raw === 'string' && /^-?\d+$/.test(raw)) return BigInt(raw);
+  if (typeof raw === 'number' && Number.isSafeInteger(raw)) return BigInt(raw);
+  throw new LockHistoryError(event.index, `"value.${field}" as an integer or a decimal string`, raw);
+}
+
+/** `value[field]` as a finite number. */
+export function numberOf(event: ResourceEvent, field: string): number {
+  const raw = (event.value as unknown as Record<string, unknown>)[field];
+  if (typeof raw === 'number' && Number.isFinite(raw)) return raw;
+  throw new LockHistoryError(event.index, `a number "value.${field}" on a resource "${event.f}"`, raw);
+}
