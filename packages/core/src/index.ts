@@ -1,3 +1,11 @@
+export {
+  abortedPromise,
+  abortReason,
+  combineSignals,
+  type DisposableSignal,
+  deadlineSignal,
+  sleep,
+} from './abort.js';
 export { monotonicNow, validUntilFrom } from './clock.js';
 export type {
   AcquireOptions,
@@ -31,10 +39,18 @@ export {
 } from './errors.js';
 export { type GrantedLease, type LeaseOperations, ManagedLease } from './lease.js';
 export {
+  createMemoryLockClient,
+  defaultMemoryLockServer,
+  MemoryLockClient,
+  type MemoryLockClientOptions,
+} from './memory-lock-client.js';
+export { type MemoryGrant, MemoryLockServer, type MemoryReleaseOutcome } from './memory-lock-server.js';
+export {
   assertNonNegativeMs,
   assertPositiveMs,
   assertResource,
   assertSignal,
   DEFAULT_WAIT_MS,
   normalizeAcquire,
+  normalizeTryAcquire,
 } from './validate.js';

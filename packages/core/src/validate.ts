@@ -59,3 +59,17 @@ function hasControlCharacter(text: string): boolean {
   for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) < 0x20) return true;
   return false;
 }
+
+/** Validates `tryAcquire` options. */
+export function normalizeTryAcquire(
+  resource: unknown,
+  options: { ttlMs?: unknown; signal?: unknown } | undefined,
+): { resource: string; ttlMs: number; signal: AbortSignal | undefined } {
+  assertResource(resource);
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidArgumentError('options', options, 'an object with ttlMs');
+  }
+  assertPositiveMs('ttlMs', options.ttlMs);
+  assertSignal('signal', options.signal);
+  return { resource, ttlMs: options.ttlMs, signal: options.signal };
+}

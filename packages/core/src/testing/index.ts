@@ -1,1 +1,22 @@
-export {};
+/**
+ * `@fencekit/core/testing`: the conformance suite every fencekit backend runs. Import it only from
+ * tests; it needs `vitest` (an optional peer dependency) for `describe`/`it`. The checks themselves
+ * use `node:assert`, so `runLockCheck` works without Vitest's runner.
+ */
+export {
+  type CheckContext,
+  type ConformanceCapabilities,
+  DEFAULT_CAPABILITIES,
+  DEFAULT_LEAK_TYPES,
+  type LockConformanceOptions,
+} from './context.js';
+export { describeElectionConformance, describeLockConformance } from './describe.js';
+export {
+  type ElectionCheck,
+  type ElectionCheckContext,
+  type ElectionConformanceOptions,
+  electionChecks,
+  runElectionCheck,
+} from './election-checks.js';
+export type { LockCheck } from './lock-check.js';
+export { lockCheck, lockChecks, runLockCheck } from './lock-checks.js';
