@@ -1,1 +1,24 @@
-export {};
+export {
+  ClusterClosedError,
+  ClusterError,
+  type ClusterErrorCode,
+  ClusterStartError,
+  ProxyRequiredError,
+  UnknownNodeError,
+  UnsupportedFaultError,
+} from './errors.js';
+export { DEFAULT_NODES } from './options.js';
+export { startCluster } from './start.js';
+export type {
+  ClockOptions,
+  Cluster,
+  ClusterNode,
+  ClusterOptions,
+  Direction,
+  Faults,
+  LatencyOptions,
+  PartitionSpec,
+  ProviderName,
+  Topology,
+  Toxic,
+} from './types.js';

@@ -1,0 +1,73 @@
+/**
+ * Failures of the cluster machinery itself (not of the locks under test). Each has a stable `code`, a message
+ * that names the node or fault involved, and the useful fields attached. Bad arguments are reported with
+ * core's `InvalidArgumentError`.
+ */
+export type ClusterErrorCode =
+  | 'start-failed'
+  | 'unsupported-fault'
+  | 'unknown-node'
+  | 'proxy-required'
+  | 'closed';
+
+export abstract class ClusterError extends Error {
+  abstract readonly code: ClusterErrorCode;
+  override get name(): string {
+    return this.constructor.name;
+  }
+}
+
+/** A server did not become ready in time or exited while starting; `logTail` holds the end of its log. */
+export class ClusterStartError extends ClusterError {
+  readonly code = 'start-failed';
+  constructor(
+    readonly node: string,
+    readonly reason: string,
+    readonly logTail = '',
+    options?: ErrorOptions,
+  ) {
+    super(
+      `Node ${node} failed to start: ${reason}${logTail ? `\n--- log tail ---\n${logTail}` : ''}`,
+      options,
+    );
+  }
+}
+
+/** The fault cannot be injected honestly on this server or provider (e.g. a clock shim on Go's etcd). */
+export class UnsupportedFaultError extends ClusterError {
+  readonly code = 'unsupported-fault';
+  constructor(
+    readonly fault: string,
+    readonly target: string,
+    readonly reason: string,
+  ) {
+    super(`Fault "${fault}" is not supported on ${target}: ${reason}`);
+  }
+}
+
+/** A fault named a node id the cluster does not have. */
+export class UnknownNodeError extends ClusterError {
+  readonly code = 'unknown-node';
+  constructor(
+    readonly node: string,
+    readonly known: readonly string[],
+  ) {
+    super(`Unknown node "${node}"; this cluster has ${known.join(', ')}`);
+  }
+}
+
+/** A client-side fault (latency, cutClients, toxics) needs the cluster to be started with `proxy: true`. */
+export class ProxyRequiredError extends ClusterError {
+  readonly code = 'proxy-required';
+  constructor(readonly fault: string) {
+    super(`Fault "${fault}" acts on the client proxy: start the cluster with { proxy: true }`);
+  }
+}
+
+/** The cluster was closed; no more faults can be injected. */
+export class ClusterClosedError extends ClusterError {
+  readonly code = 'closed';
+  constructor() {
+    super('The cluster is closed');
+  }
+}

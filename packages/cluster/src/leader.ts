@@ -1,0 +1,77 @@
+import { request } from 'node:http';
+import { zookeeperMode } from './probes.js';
+
+export interface ProbeTarget {
+  readonly id: string;
+  readonly host: string;
+  readonly port: number;
+}
+
+interface EtcdStatus {
+  readonly header?: { readonly member_id?: string };
+  readonly leader?: string;
+}
+
+function etcdStatus(target: ProbeTarget, timeoutMs: number): Promise<EtcdStatus> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: target.host,
+        port: target.port,
+        method: 'POST',
+        path: '/v3/maintenance/status',
+        timeout: timeoutMs,
+        agent: false,
+        headers: { 'content-type': 'application/json' },
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          body += chunk;
+        });
+        res.on('end', () => {
+          try {
+            resolve(JSON.parse(body) as EtcdStatus);
+          } catch (error) {
+            reject(error);
+          }
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('etcd status timed out')));
+    req.on('error', reject);
+    req.end('{}');
+  });
+}
+
+/**
+ * Asks every member for its status and returns the member most of the answering ones name as leader. An
+ * isolated old leader may still name itself for an election timeout; the majority view wins.
+ */
+export async function etcdLeader(
+  targets: readonly ProbeTarget[],
+  timeoutMs = 1000,
+): Promise<string | undefined> {
+  const statuses = await Promise.all(targets.map((t) => etcdStatus(t, timeoutMs).catch(() => undefined)));
+  const idByMember = new Map<string, string>();
+  const votes = new Map<string, number>();
+  statuses.forEach((status, i) => {
+    const member = status?.header?.member_id;
+    if (member) idByMember.set(member, targets[i]!.id);
+    if (status?.leader && status.leader !== '0')
+      votes.set(status.leader, (votes.get(status.leader) ?? 0) + 1);
+  });
+  let best: [string, number] | undefined;
+  for (const entry of votes) if (!best || entry[1] > best[1]) best = entry;
+  if (!best || best[1] <= targets.length / 2) return undefined;
+  return idByMember.get(best[0]);
+}
+
+/** The ZooKeeper server whose `srvr` reports `Mode: leader` (or the standalone server). */
+export async function zookeeperLeader(targets: readonly ProbeTarget[]): Promise<string | undefined> {
+  const modes = await Promise.all(targets.map((t) => zookeeperMode(t.host, t.port).catch(() => undefined)));
+  const index = modes.findIndex((mode) => mode === 'leader' || mode === 'standalone');
+  return index < 0 ? undefined : targets[index]!.id;
+}

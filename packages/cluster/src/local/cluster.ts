@@ -1,0 +1,170 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { ClusterStartError, UnknownNodeError } from '../errors.js';
+import type { ResolvedOptions } from '../options.js';
+import { freePorts } from '../ports.js';
+import type { Cluster, ClusterNode, Faults, Topology } from '../types.js';
+import { poll } from '../wait.js';
+import { LocalFaults } from './faults.js';
+import { ServerProcess } from './process.js';
+import { trackDir, untrackDir } from './reaper.js';
+import type { LocalRecipe, NodeLayout } from './recipe.js';
+import { RECIPES } from './recipes.js';
+
+/** A node of a local cluster: its layout, its process, and the pid it has right now. */
+export class LocalNode implements ClusterNode {
+  constructor(
+    readonly layout: NodeLayout,
+    readonly process: ServerProcess,
+  ) {}
+  get id(): string {
+    return this.layout.id;
+  }
+  get endpoint(): string {
+    return `127.0.0.1:${this.layout.advertisedClientPort}`;
+  }
+  get directEndpoint(): string {
+    return `127.0.0.1:${this.layout.clientPort}`;
+  }
+  get pid(): number | undefined {
+    return this.process.pid;
+  }
+  toJSON(): ClusterNode {
+    return { id: this.id, endpoint: this.endpoint, directEndpoint: this.directEndpoint, pid: this.pid };
+  }
+}
+
+/** tmpfs when there is one: etcd and ZooKeeper fsync, and the disk is shared with everyone's tests. */
+function baseDir(): string {
+  return existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+}
+
+export class LocalCluster implements Cluster {
+  readonly provider = 'local';
+  readonly faults: Faults & LocalFaults;
+  private closed: Promise<void> | undefined;
+
+  private constructor(
+    readonly topology: Topology,
+    readonly recipe: LocalRecipe,
+    readonly rootDir: string,
+    readonly localNodes: readonly LocalNode[],
+  ) {
+    this.faults = new LocalFaults(this);
+  }
+
+  get nodes(): readonly ClusterNode[] {
+    return this.localNodes;
+  }
+
+  get endpoints(): readonly string[] {
+    return this.localNodes.map((n) => n.endpoint);
+  }
+
+  node(id: string): LocalNode {
+    const node = this.localNodes.find((n) => n.id === id);
+    if (!node)
+      throw new UnknownNodeError(
+        String(id),
+        this.localNodes.map((n) => n.id),
+      );
+    return node;
+  }
+
+  leader(): Promise<string | undefined> {
+    return this.recipe.leader?.(this.localNodes.map((n) => n.layout)) ?? Promise.resolve(undefined);
+  }
+
+  /** Waits (bounded) until `node` serves clients again; fails early if its process died. */
+  async waitReady(
+    node: LocalNode,
+    timeoutMs = this.recipe.readyTimeoutMs,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    try {
+      await poll(
+        async () => {
+          if (!node.process.running) throw new ExitedError();
+          return (await this.recipe.ready(node.layout)) ? true : undefined;
+        },
+        { what: `${this.recipe.server} ${node.id} to serve`, timeoutMs, intervalMs: 200, signal },
+      );
+    } catch (error) {
+      const reason = error instanceof ExitedError ? 'the process exited' : String((error as Error).message);
+      throw new ClusterStartError(node.id, reason, node.process.logTail(), { cause: error });
+    }
+  }
+
+  close(): Promise<void> {
+    this.closed ??= (async () => {
+      await this.faults.dispose();
+      await Promise.all(this.localNodes.map((n) => n.process.kill('SIGKILL').catch(() => undefined)));
+      rmSync(this.rootDir, { recursive: true, force: true });
+      untrackDir(this.rootDir);
+    })();
+    return this.closed;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  static async start(options: ResolvedOptions): Promise<LocalCluster> {
+    const recipe = RECIPES[options.topology];
+    const rootDir = mkdtempSync(join(baseDir(), `fencekit-${options.topology}-`));
+    trackDir(rootDir);
+    const ids = Array.from({ length: options.nodes }, (_, i) => `n${i + 1}`);
+    const perNode = 1 + recipe.peerPortCount;
+    const ports = await freePorts(ids.length * perNode);
+    const layouts: NodeLayout[] = ids.map((id, i) => {
+      const own = ports.slice(i * perNode, (i + 1) * perNode);
+      return {
+        id,
+        index: i + 1,
+        dir: join(rootDir, id),
+        clientPort: own[0]!,
+        advertisedClientPort: own[0]!,
+        peerPorts: own.slice(1),
+        advertisedPeerPorts: own.slice(1),
+      };
+    });
+    const token = `fencekit-${randomBytes(6).toString('hex')}`;
+    const nodes = layouts.map((layout) => {
+      const spec = recipe.launch(layout, layouts, token);
+      mkdirSync(layout.dir, { recursive: true });
+      for (const [name, content] of Object.entries(spec.files ?? {})) {
+        const path = join(layout.dir, name);
+        mkdirSync(dirname(path), { recursive: true });
+        writeFileSync(path, content);
+      }
+      const proc = new ServerProcess({
+        command: spec.command,
+        args: spec.args,
+        env: spec.env,
+        cwd: layout.dir,
+        logFile: join(layout.dir, 'server.log'),
+      });
+      return new LocalNode(layout, proc);
+    });
+    const cluster = new LocalCluster(options.topology, recipe, rootDir, nodes);
+    try {
+      // All members at once: etcd and ZooKeeper members wait for a quorum before they serve.
+      for (const node of nodes) node.process.start();
+      const deadline = AbortSignal.timeout(options.startTimeoutMs);
+      const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
+      await Promise.all(
+        nodes.map((node) =>
+          cluster.waitReady(node, Math.min(recipe.readyTimeoutMs, options.startTimeoutMs), signal),
+        ),
+      );
+      return cluster;
+    } catch (error) {
+      await cluster.close();
+      throw error;
+    }
+  }
+}
+
+class ExitedError extends Error {}

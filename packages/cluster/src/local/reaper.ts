@@ -1,0 +1,58 @@
+import { rmSync } from 'node:fs';
+
+/**
+ * Last line of defence against leaked servers: every child pid and temp dir is registered here, and killed or
+ * removed synchronously when this process exits or is interrupted, even if nobody called `close()`.
+ */
+const livePids = new Set<number>();
+const liveDirs = new Set<string>();
+let installed = false;
+
+export function trackPid(pid: number): void {
+  install();
+  livePids.add(pid);
+}
+
+export function untrackPid(pid: number): void {
+  livePids.delete(pid);
+}
+
+export function trackDir(dir: string): void {
+  install();
+  liveDirs.add(dir);
+}
+
+export function untrackDir(dir: string): void {
+  liveDirs.delete(dir);
+}
+
+/** Kills every tracked process and removes every tracked dir, synchronously. Safe to call repeatedly. */
+export function reapAll(): void {
+  for (const pid of livePids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  livePids.clear();
+  for (const dir of liveDirs) rmSync(dir, { recursive: true, force: true });
+  liveDirs.clear();
+}
+
+function install(): void {
+  if (installed) return;
+  installed = true;
+  process.on('exit', reapAll);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    const onSignal = () => {
+      reapAll();
+      // If nobody else handles the signal, restore the default action so the process still dies of it.
+      if (process.listenerCount(signal) === 1) {
+        process.removeListener(signal, onSignal);
+        process.kill(process.pid, signal);
+      }
+    };
+    process.on(signal, onSignal);
+  }
+}

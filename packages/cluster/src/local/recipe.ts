@@ -1,0 +1,39 @@
+/** Where one node of a local cluster lives: its directory and ports. */
+export interface NodeLayout {
+  readonly id: string;
+  /** 1-based, used as ZooKeeper's myid. */
+  readonly index: number;
+  readonly dir: string;
+  /** The port the server binds for clients. */
+  readonly clientPort: number;
+  /** The port clients are told to use: the proxy's when there is one, else `clientPort`. */
+  readonly advertisedClientPort: number;
+  /** Ports the server binds for its peers (etcd: peer; ZooKeeper: quorum, election). */
+  readonly peerPorts: readonly number[];
+  /** Ports the other servers use to reach this one: the peer proxy's, so links can be cut. */
+  readonly advertisedPeerPorts: readonly number[];
+}
+
+export interface LaunchSpec {
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly env?: Readonly<Record<string, string>>;
+  /** Files written (relative to the node dir) before the first start. */
+  readonly files?: Readonly<Record<string, string>>;
+}
+
+/** How to run one kind of server as a local process. */
+export interface LocalRecipe {
+  readonly server: 'redis' | 'etcd' | 'zookeeper';
+  /** How many peer ports each node needs (0 when nodes never talk to each other). */
+  readonly peerPortCount: number;
+  /** Whether the LD_PRELOAD clock shim can act on this server (not on Go binaries). */
+  readonly clockShim: boolean;
+  /** How long one node may take to become ready. */
+  readonly readyTimeoutMs: number;
+  launch(node: NodeLayout, all: readonly NodeLayout[], clusterToken: string): LaunchSpec;
+  /** One readiness probe: true once the node serves clients. */
+  ready(node: NodeLayout): Promise<boolean>;
+  /** The leader's id, when the server kind has one. */
+  leader?(nodes: readonly NodeLayout[]): Promise<string | undefined>;
+}

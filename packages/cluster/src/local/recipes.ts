@@ -1,0 +1,12 @@
+import type { Topology } from '../types.js';
+import { etcdRecipe } from './etcd.js';
+import type { LocalRecipe } from './recipe.js';
+import { redisRecipe } from './redis.js';
+import { zookeeperRecipe } from './zookeeper.js';
+
+export const RECIPES: Readonly<Record<Topology, LocalRecipe>> = {
+  redis: redisRecipe,
+  'redis-independent': redisRecipe,
+  etcd: etcdRecipe,
+  zookeeper: zookeeperRecipe,
+};

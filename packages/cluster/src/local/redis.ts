@@ -1,0 +1,37 @@
+import { redisPing } from '../probes.js';
+import type { LocalRecipe } from './recipe.js';
+
+/**
+ * Redis without persistence (no RDB, no AOF): a killed and restarted node comes back empty, which is the
+ * restart fault Redlock's safety argument has to survive.
+ */
+export const redisRecipe: LocalRecipe = {
+  server: 'redis',
+  peerPortCount: 0,
+  clockShim: true,
+  readyTimeoutMs: 15_000,
+  launch(node) {
+    return {
+      command: 'redis-server',
+      args: [
+        '--bind',
+        '127.0.0.1',
+        '--port',
+        String(node.clientPort),
+        '--dir',
+        node.dir,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--protected-mode',
+        'no',
+        '--daemonize',
+        'no',
+        '--logfile',
+        '',
+      ],
+    };
+  },
+  ready: (node) => redisPing('127.0.0.1', node.clientPort),
+};

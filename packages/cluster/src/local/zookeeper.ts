@@ -1,0 +1,66 @@
+import { join } from 'node:path';
+import { zookeeperLeader } from '../leader.js';
+import { zookeeperMode } from '../probes.js';
+import type { LocalRecipe, NodeLayout } from './recipe.js';
+
+/** Debian's zookeeper.jar lists its dependencies in its manifest; slf4j-simple sends logs to stderr. */
+const CLASSPATH = '/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar';
+
+/**
+ * The JVM settings that matter: a small heap (the machine is shared), `cnxTimeout=1000` so a leader change
+ * takes seconds rather than ~19 s, and no fsync (a kill -9 does not lose the page cache, only power loss does).
+ */
+export const JVM_FLAGS = [
+  '-Xmx256m',
+  '-Xms32m',
+  '-XX:+UseSerialGC',
+  '-XX:TieredStopAtLevel=1',
+  '-Dzookeeper.cnxTimeout=1000',
+  '-Dzookeeper.forceSync=no',
+  '-Dzookeeper.admin.enableServer=false',
+  '-Dorg.slf4j.simpleLogger.defaultLogLevel=info',
+  '-Dorg.slf4j.simpleLogger.showDateTime=true',
+];
+
+/** zoo.cfg for one member. Each member reaches the others through their peer proxies, itself directly. */
+export function zooCfg(node: NodeLayout, all: readonly NodeLayout[], dataDir: string): string {
+  const lines = [
+    'tickTime=500',
+    'initLimit=10',
+    'syncLimit=4',
+    `dataDir=${dataDir}`,
+    `clientPort=${node.clientPort}`,
+    'clientPortAddress=127.0.0.1',
+    'maxSessionTimeout=60000',
+    '4lw.commands.whitelist=*',
+    'admin.enableServer=false',
+    'reconfigEnabled=false',
+    'standaloneEnabled=true',
+    'preAllocSize=4096',
+  ];
+  if (all.length > 1) {
+    for (const peer of all) {
+      const ports = peer === node ? peer.peerPorts : peer.advertisedPeerPorts;
+      lines.push(`server.${peer.index}=127.0.0.1:${ports[0]}:${ports[1]}`);
+    }
+  }
+  return lines.join('\n') + '\n';
+}
+
+export const zookeeperRecipe: LocalRecipe = {
+  server: 'zookeeper',
+  peerPortCount: 2,
+  clockShim: true,
+  readyTimeoutMs: 60_000,
+  launch(node, all) {
+    const dataDir = join(node.dir, 'data');
+    return {
+      command: 'java',
+      args: [...JVM_FLAGS, '-cp', CLASSPATH, 'org.apache.zookeeper.server.quorum.QuorumPeerMain', 'zoo.cfg'],
+      files: { 'zoo.cfg': zooCfg(node, all, dataDir), 'data/myid': `${node.index}\n` },
+    };
+  },
+  // `ruok` answers before the server serves; only `srvr` reporting a Mode means it does.
+  ready: async (node) => (await zookeeperMode('127.0.0.1', node.clientPort)) !== undefined,
+  leader: (nodes) => zookeeperLeader(nodes.map((n) => ({ id: n.id, host: '127.0.0.1', port: n.clientPort }))),
+};

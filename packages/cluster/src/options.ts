@@ -1,0 +1,66 @@
+import { InvalidArgumentError } from '@fencekit/core';
+import type { ClusterOptions, ProviderName, Topology } from './types.js';
+
+export const DEFAULT_NODES: Readonly<Record<Topology, number>> = {
+  redis: 1,
+  'redis-independent': 5,
+  etcd: 3,
+  zookeeper: 3,
+};
+
+/** Upper bound on nodes: the machine is shared, and more than 7 consensus members is never useful. */
+const MAX_NODES = 7;
+
+export interface ResolvedOptions {
+  readonly topology: Topology;
+  readonly nodes: number;
+  readonly provider: ProviderName;
+  readonly proxy: boolean;
+  readonly signal: AbortSignal | undefined;
+  readonly startTimeoutMs: number;
+}
+
+/** Checks `startCluster` options and fills defaults; bad input throws `InvalidArgumentError` naming the field. */
+export function resolveOptions(options: ClusterOptions): ResolvedOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidArgumentError('options', options, 'an object with a topology');
+  }
+  const topology = options.topology;
+  if (typeof topology !== 'string' || !(topology in DEFAULT_NODES)) {
+    throw new InvalidArgumentError('topology', topology, `one of ${Object.keys(DEFAULT_NODES).join(', ')}`);
+  }
+  const nodes = options.nodes ?? DEFAULT_NODES[topology];
+  if (!Number.isInteger(nodes) || nodes < 1 || nodes > MAX_NODES) {
+    throw new InvalidArgumentError('nodes', nodes, `an integer from 1 to ${MAX_NODES}`);
+  }
+  if (topology === 'redis' && nodes !== 1) {
+    throw new InvalidArgumentError(
+      'nodes',
+      nodes,
+      "1 for 'redis' (use 'redis-independent' for several masters)",
+    );
+  }
+  const provider = options.provider ?? 'local';
+  if (provider !== 'local' && provider !== 'docker') {
+    throw new InvalidArgumentError('provider', provider, "'local' or 'docker'");
+  }
+  const proxy = options.proxy ?? false;
+  if (typeof proxy !== 'boolean') throw new InvalidArgumentError('proxy', proxy, 'a boolean');
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
+    throw new InvalidArgumentError('signal', options.signal, 'an AbortSignal or undefined');
+  }
+  const startTimeoutMs = options.startTimeoutMs ?? 90_000;
+  if (typeof startTimeoutMs !== 'number' || !Number.isFinite(startTimeoutMs) || startTimeoutMs <= 0) {
+    throw new InvalidArgumentError(
+      'startTimeoutMs',
+      startTimeoutMs,
+      'a positive finite number of milliseconds',
+    );
+  }
+  return { topology, nodes, provider, proxy, signal: options.signal, startTimeoutMs };
+}
+
+/** Validates a node id against the cluster's ids. */
+export function isNodeId(value: unknown): value is string {
+  return typeof value === 'string' && /^n\d+$/.test(value);
+}

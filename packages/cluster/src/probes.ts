@@ -1,0 +1,76 @@
+import { request } from 'node:http';
+import { connect } from 'node:net';
+
+/**
+ * Readiness probes speak each server's own wire protocol with a short timeout, so "ready" means the server
+ * answers clients, not merely that its port is open.
+ */
+
+/** Sends `payload` to host:port and collects the reply until the server closes or `done` says it is complete. */
+export function exchange(
+  host: string,
+  port: number,
+  payload: string,
+  timeoutMs: number,
+  done: (reply: string) => boolean = () => false,
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host, port });
+    let reply = '';
+    const finish = (error?: Error) => {
+      clearTimeout(timer);
+      socket.destroy();
+      if (error) reject(error);
+      else resolve(reply);
+    };
+    const timer = setTimeout(
+      () => finish(new Error(`no complete reply from ${host}:${port} within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    socket.setEncoding('utf8');
+    socket.on('connect', () => socket.write(payload));
+    socket.on('data', (chunk: string) => {
+      reply += chunk;
+      if (done(reply)) finish();
+    });
+    socket.on('end', () => finish());
+    socket.on('error', (error) => finish(error));
+  });
+}
+
+/** True when Redis answers PING with PONG (not LOADING or an error). */
+export async function redisPing(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
+  const reply = await exchange(host, port, 'PING\r\n', timeoutMs, (r) => r.includes('\r\n'));
+  return reply.startsWith('+PONG');
+}
+
+/** etcd's /health: true once the member has a leader and serves (it answers {"health":"true"}). */
+export function etcdHealthy(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host, port, path: '/health', timeout: timeoutMs, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      res.on('end', () => resolve(res.statusCode === 200 && /"health"\s*:\s*"true"/.test(body)));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`etcd /health timed out after ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/**
+ * ZooKeeper's `srvr` four-letter word: returns the `Mode:` (leader, follower, standalone) once the server
+ * serves, or undefined while it is still electing (it answers "not currently serving requests").
+ */
+export async function zookeeperMode(
+  host: string,
+  port: number,
+  timeoutMs = 1000,
+): Promise<string | undefined> {
+  const reply = await exchange(host, port, 'srvr', timeoutMs);
+  return /^Mode: (\w+)/m.exec(reply)?.[1];
+}

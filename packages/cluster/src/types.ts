@@ -1,0 +1,106 @@
+export type Topology = 'redis' | 'redis-independent' | 'etcd' | 'zookeeper';
+export type ProviderName = 'local' | 'docker';
+
+export interface ClusterOptions {
+  readonly topology: Topology;
+  /** redis 1, redis-independent 5, etcd 3, zookeeper 3 by default; 1 means a single node. */
+  readonly nodes?: number;
+  /** Default 'local'. */
+  readonly provider?: ProviderName;
+  /** Put a fault proxy in front of each node's client port (default false). */
+  readonly proxy?: boolean;
+  /** Aborts the start; whatever was already started is torn down. */
+  readonly signal?: AbortSignal;
+  /** Bound on the whole start, default 90 s. */
+  readonly startTimeoutMs?: number;
+}
+
+export interface ClusterNode {
+  /** 'n1', 'n2', … */
+  readonly id: string;
+  /** What clients use: '127.0.0.1:port', through the proxy when the cluster has one. */
+  readonly endpoint: string;
+  /** The server's own client port, bypassing the proxy. */
+  readonly directEndpoint: string;
+  /** Local provider: the server's current pid (changes on restart). */
+  readonly pid?: number;
+  /** Docker provider: the container id. */
+  readonly containerId?: string;
+}
+
+/** Toxiproxy's directions: upstream is client → server, downstream is server → client. */
+export type Direction = 'upstream' | 'downstream' | 'both';
+
+/** Toxiproxy's vocabulary for what a proxy does to the bytes it forwards. */
+export type Toxic =
+  /** Delays every chunk by latency ± jitter (order is kept). */
+  | {
+      readonly type: 'latency';
+      readonly latencyMs: number;
+      readonly jitterMs?: number;
+      readonly direction?: Direction;
+    }
+  /** Limits throughput to `rateKBps` kilobytes per second. */
+  | { readonly type: 'bandwidth'; readonly rateKBps: number; readonly direction?: Direction }
+  /** Drops all data; closes the connection after `timeoutMs`, or never when 0 (a black hole). */
+  | { readonly type: 'timeout'; readonly timeoutMs: number; readonly direction?: Direction }
+  /** Resets connections (TCP RST) after `timeoutMs` (default 0: at once, and every new one). */
+  | { readonly type: 'reset_peer'; readonly timeoutMs?: number; readonly direction?: Direction }
+  /** Delays the close (FIN) of a connection by `delayMs`. */
+  | { readonly type: 'slow_close'; readonly delayMs: number; readonly direction?: Direction };
+
+export type PartitionSpec =
+  /** Cut every link between this node and all the others. */
+  | { readonly isolate: string }
+  /** Cut every link between the two groups; links inside a group stay. */
+  | { readonly halves: readonly [readonly string[], readonly string[]] };
+
+export interface LatencyOptions {
+  readonly ms: number;
+  readonly jitterMs?: number;
+  readonly direction?: Direction;
+}
+
+export interface ClockOptions {
+  /** Jump: the server's clocks read this much ahead (negative: behind) of the real ones. */
+  readonly offsetMs: number;
+  /** Drift: the server's clocks advance `rate` seconds per real second from now on (default 1). */
+  readonly rate?: number;
+}
+
+/** The nemesis primitives. Every call is bounded in time; `heal()` undoes everything and is idempotent. */
+export interface Faults {
+  /** SIGKILL the server (kill -9). */
+  kill(id: string): Promise<void>;
+  /** Start a killed server again on the same port and data dir, and wait until it serves. */
+  restart(id: string): Promise<void>;
+  /** SIGSTOP: the honest GC pause. */
+  pause(id: string): Promise<void>;
+  /** SIGCONT. */
+  resume(id: string): Promise<void>;
+  /** Cut links between servers (peers). Connections hang as under a packet-dropping firewall. */
+  partition(spec: PartitionSpec): Promise<void>;
+  /** Cut client ↔ server for one node (needs `proxy: true`). */
+  cutClients(id: string): Promise<void>;
+  /** Add latency between clients and one node (needs `proxy: true`). */
+  latency(id: string, options: LatencyOptions): Promise<void>;
+  /** Add any Toxiproxy-style toxic between clients and one node (needs `proxy: true`). */
+  toxic(id: string, toxic: Toxic): Promise<void>;
+  /** Skew one server's clock (LD_PRELOAD shim; unsupported on etcd, whose Go runtime bypasses libc). */
+  clock(id: string, options: ClockOptions): Promise<void>;
+  /** Undo every fault: resume, restart the killed, reconnect, remove toxics, reset clocks. Idempotent. */
+  heal(): Promise<void>;
+}
+
+export interface Cluster extends AsyncDisposable {
+  readonly topology: Topology;
+  readonly provider: ProviderName;
+  /** Client-facing '127.0.0.1:port', one per node (through the proxy when `proxy: true`). */
+  readonly endpoints: readonly string[];
+  readonly nodes: readonly ClusterNode[];
+  readonly faults: Faults;
+  /** The id of the current leader (etcd, ZooKeeper), or undefined when none is known or the topology has none. */
+  leader(): Promise<string | undefined>;
+  /** Kills every process or container, removes temp dirs and networks. Idempotent. */
+  close(): Promise<void>;
+}

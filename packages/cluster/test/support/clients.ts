@@ -1,0 +1,66 @@
+import { createRequire } from 'node:module';
+import { Etcd3 } from 'etcd3';
+import { Redis } from 'ioredis';
+
+/** Real clients for the three servers, each with short timeouts so a fault shows as an error, not a hang. */
+
+export function redisClient(endpoint: string, options: { commandTimeout?: number } = {}): Redis {
+  const [host, port] = endpoint.split(':');
+  return new Redis({
+    host,
+    port: Number(port),
+    lazyConnect: true,
+    maxRetriesPerRequest: 1,
+    commandTimeout: options.commandTimeout ?? 5000,
+    retryStrategy: () => 100,
+  });
+}
+
+export function etcdClient(endpoints: readonly string[]): Etcd3 {
+  return new Etcd3({ hosts: endpoints.map((e) => `http://${e}`), dialTimeout: 2000 });
+}
+
+interface ZkStat {
+  readonly version: number;
+}
+interface ZkClient {
+  connect(): void;
+  close(): void;
+  once(event: 'connected', listener: () => void): void;
+  create(path: string, data: Buffer, callback: (error: Error | null, path: string) => void): void;
+  getData(path: string, callback: (error: Error | null, data: Buffer, stat: ZkStat) => void): void;
+}
+interface ZkModule {
+  createClient(connectionString: string, options?: { sessionTimeout?: number; retries?: number }): ZkClient;
+}
+
+const zookeeper = createRequire(import.meta.url)('node-zookeeper-client') as ZkModule;
+
+/** A connected ZooKeeper client with create/get as promises; rejects if not connected within `timeoutMs`. */
+export async function zookeeperClient(endpoints: readonly string[], timeoutMs = 15_000) {
+  const client = zookeeper.createClient(endpoints.join(','), { sessionTimeout: 10_000, retries: 1 });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      client.close();
+      reject(new Error(`ZooKeeper client not connected within ${timeoutMs} ms`));
+    }, timeoutMs);
+    client.once('connected', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    client.connect();
+  });
+  return {
+    create: (path: string, data: string) =>
+      new Promise<string>((resolve, reject) =>
+        client.create(path, Buffer.from(data), (error, created) =>
+          error ? reject(error) : resolve(created),
+        ),
+      ),
+    get: (path: string) =>
+      new Promise<string>((resolve, reject) =>
+        client.getData(path, (error, data) => (error ? reject(error) : resolve(data.toString()))),
+      ),
+    close: () => client.close(),
+  };
+}
