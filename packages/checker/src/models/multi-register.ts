@@ -1,0 +1,73 @@
+import { HistoryShapeError } from '../history/errors.js';
+import type { Operation } from '../history/types.js';
+import { describeOperation, type Inconsistent, inconsistent, type Model } from './model.js';
+import { type Scalar, toScalar, unsupported } from './values.js';
+
+/** The registers' values as canonical JSON of a sorted [key, value] list: a primitive state. */
+export type MultiRegisterState = string;
+
+/** One micro-op of a transaction: `[read k v]` or `[write k v]`. */
+export interface MicroOp {
+  write: boolean;
+  key: string;
+  value: Scalar;
+}
+
+export interface TxnOp {
+  micro: MicroOp[];
+  known: boolean;
+}
+
+const WRONG_READ: Inconsistent = inconsistent('a transaction read a value the register did not hold');
+
+/**
+ * Knossos's multi-register: `txn` of `[[read k v] [write k v] …]` applied atomically. A read of nil
+ * in a completed txn matches any value, as in knossos (it records reads it did not observe as nil).
+ */
+export function multiRegister(initial: Record<string, unknown> = {}): Model<MultiRegisterState, TxnOp> {
+  const start = encode(new Map(Object.entries(initial).map(([k, v]) => [k, toScalar(v)])));
+  return {
+    name: 'multi-register',
+    init: () => start,
+    prepare(op: Operation): TxnOp {
+      if (op.f !== 'txn') return unsupported('multi-register', op);
+      const known = op.status === 'ok';
+      const source = known ? op.output : op.input;
+      if (!Array.isArray(source))
+        throw new HistoryShapeError(`op ${op.id}`, 'txn value must be a list of [f key value]');
+      const micro = source.map((m): MicroOp => {
+        if (!Array.isArray(m) || m.length !== 3 || (m[0] !== 'read' && m[0] !== 'write')) {
+          throw new HistoryShapeError(
+            `op ${op.id}`,
+            `txn micro-op must be [read|write key value], got ${JSON.stringify(m)}`,
+          );
+        }
+        return { write: m[0] === 'write', key: String(m[1]), value: toScalar(m[2]) };
+      });
+      return { micro, known };
+    },
+    step(state: MultiRegisterState, op: TxnOp): MultiRegisterState | Inconsistent {
+      const values = decode(state);
+      let changed = false;
+      for (const m of op.micro) {
+        if (m.write) {
+          values.set(m.key, m.value);
+          changed = true;
+        } else if (op.known && m.value !== null && (values.get(m.key) ?? null) !== m.value) {
+          return WRONG_READ;
+        }
+      }
+      return changed ? encode(values) : state;
+    },
+    describeState: (s) => s,
+    describe: describeOperation,
+  };
+}
+
+function encode(values: Map<string, Scalar>): MultiRegisterState {
+  return JSON.stringify([...values].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+function decode(state: MultiRegisterState): Map<string, Scalar> {
+  return new Map(JSON.parse(state) as [string, Scalar][]);
+}
