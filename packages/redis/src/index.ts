@@ -1,1 +1,21 @@
-export {};
+export { RedisLockClient, type RedisLockClientOptions } from './client.js';
+export {
+  closeConnection,
+  DEFAULT_COMMAND_TIMEOUT_MS,
+  duplicateConnection,
+  type OpenedConnection,
+  openConnection,
+  type RedisConnection,
+} from './connection.js';
+export { classifyFailure, didNotTakeEffect, errorMessage } from './failures.js';
+export { DEFAULT_KEY_PREFIX, type ResourceKeys, resourceKeys, wakeChannel } from './keys.js';
+export {
+  type AttemptReply,
+  type AttemptRequest,
+  LockNode,
+  type ReleaseReply,
+  type Requeue,
+} from './node.js';
+export { newOwnerToken } from './owner.js';
+export { type AttemptOutcome, settleWithin, Waiter, type WaitPlan, waitForGrant } from './waiter.js';
+export { WakeSubscriber } from './wake.js';

@@ -1,0 +1,329 @@
+import {
+  type AcquireOptions,
+  assertPositiveMs,
+  assertResource,
+  assertSignal,
+  BackendUnavailableError,
+  ClientClosedError,
+  InvalidArgumentError,
+  isFencekitError,
+  LockAbortedError,
+  type LockCapabilities,
+  type LockClient,
+  LockLostError,
+  LockTimeoutError,
+  ManagedLease,
+  monotonicNow,
+  NotLockHolderError,
+  normalizeAcquire,
+  type TryAcquireOptions,
+} from '@fencekit/core';
+import type { Redis } from 'ioredis';
+import {
+  closeConnection,
+  duplicateConnection,
+  type OpenedConnection,
+  openConnection,
+  type RedisConnection,
+} from './connection.js';
+import { classifyFailure, errorMessage } from './failures.js';
+import { DEFAULT_KEY_PREFIX, type ResourceKeys, resourceKeys, wakeChannel } from './keys.js';
+import { type AttemptReply, LockNode } from './node.js';
+import { newOwnerToken } from './owner.js';
+import { settleWithin, Waiter, waitForGrant } from './waiter.js';
+import { WakeSubscriber } from './wake.js';
+
+export interface RedisLockClientOptions {
+  /** An ioredis instance (left open by `close()`), connection options, or a redis:// URL. */
+  connection: RedisConnection;
+  /** Prefix of every key fencekit writes; default "fencekit:". Keys look like `fencekit:{resource}:lock`. */
+  keyPrefix?: string;
+  /**
+   * How long a waiter's queue entry lives without a heartbeat (default 3 000 ms). A waiter that dies
+   * holds up the queue at most this long; live waiters refresh their entry every third of it.
+   */
+  waiterTtlMs?: number;
+  /**
+   * After each grant, `WAIT count timeoutMs` for that many replicas to acknowledge it; fewer → the
+   * grant is given back and acquire fails with `BackendUnavailableError`. Without it a failover to a
+   * replica that had not yet received the grant loses the grant (two holders) and can reset the
+   * fence counter to a value already handed out.
+   */
+  replicas?: { count: number; timeoutMs: number };
+}
+
+type Grant = Extract<AttemptReply, { granted: true }> & { sentAt: number };
+
+/** Bounds the best-effort clean-up after a failed or cancelled acquire. */
+const CANCEL_TIMEOUT_MS = 2_000;
+
+/**
+ * Fenced locks on one Redis. A grant is one Lua script: `SET NX PX` plus `INCR` of the resource's
+ * fence counter, so every grant carries a fence strictly greater than any before it (as long as the
+ * server keeps its data: see `replicas`). Waiters queue in Redis in arrival order (FIFO across
+ * processes) and are woken by the release that frees the lock, with a timer as fallback for a
+ * holder that dies and lets its lease expire.
+ */
+export class RedisLockClient implements LockClient<bigint> {
+  readonly backend = 'redis';
+  readonly capabilities: LockCapabilities = { safeFences: true, fair: true, faultTolerant: false };
+  readonly #connection: OpenedConnection;
+  readonly #node: LockNode;
+  readonly #prefix: string;
+  readonly #waiterTtlMs: number;
+  readonly #replicas: { count: number; timeoutMs: number } | undefined;
+  readonly #wake: WakeSubscriber;
+  readonly #closing = new AbortController();
+  readonly #leases = new Set<ManagedLease<bigint>>();
+  readonly #pending = new Set<Promise<unknown>>();
+  #closed: Promise<void> | undefined;
+
+  constructor(options: RedisLockClientOptions) {
+    if (typeof options !== 'object' || options === null || options.connection === undefined) {
+      throw new InvalidArgumentError('options', options, 'an object with a connection');
+    }
+    this.#prefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
+    if (typeof this.#prefix !== 'string') {
+      throw new InvalidArgumentError('keyPrefix', options.keyPrefix, 'a string');
+    }
+    this.#waiterTtlMs = options.waiterTtlMs ?? 3_000;
+    assertPositiveMs('waiterTtlMs', this.#waiterTtlMs);
+    if (options.replicas !== undefined) {
+      const { count, timeoutMs } = options.replicas;
+      if (!Number.isInteger(count) || count < 1) {
+        throw new InvalidArgumentError('replicas.count', count, 'a positive integer');
+      }
+      assertPositiveMs('replicas.timeoutMs', timeoutMs);
+    }
+    this.#replicas = options.replicas;
+    this.#connection = openConnection(options.connection);
+    this.#node = new LockNode(this.#connection.name, this.#connection.redis);
+    const redis = this.#connection.redis;
+    this.#wake = new WakeSubscriber(wakeChannel(this.#prefix, newOwnerToken()), () =>
+      duplicateConnection(redis),
+    );
+  }
+
+  /** The ioredis connection commands go through. */
+  get redis(): Redis {
+    return this.#connection.redis;
+  }
+
+  async tryAcquire(resource: string, options: TryAcquireOptions): Promise<ManagedLease<bigint> | null> {
+    this.#assertOpen();
+    assertResource(resource);
+    if (typeof options !== 'object' || options === null) {
+      throw new InvalidArgumentError('options', options, 'an object with ttlMs');
+    }
+    assertPositiveMs('ttlMs', options.ttlMs);
+    assertSignal('signal', options.signal);
+    if (options.signal?.aborted) throw new LockAbortedError(resource, { cause: options.signal.reason });
+    return this.#track(this.#tryAcquire(resource, options.ttlMs));
+  }
+
+  async acquire(resource: string, options: AcquireOptions): Promise<ManagedLease<bigint>> {
+    this.#assertOpen();
+    const request = normalizeAcquire(resource, options);
+    if (request.waitMs === 0) {
+      if (request.signal?.aborted) {
+        throw new LockAbortedError(request.resource, { cause: request.signal.reason });
+      }
+      const lease = await this.#track(this.#tryAcquire(request.resource, request.ttlMs));
+      if (lease === null) throw new LockTimeoutError(request.resource, 0);
+      return lease;
+    }
+    return this.#track(this.#acquire(request));
+  }
+
+  close(): Promise<void> {
+    this.#closed ??= this.#close();
+    return this.#closed;
+  }
+
+  async #tryAcquire(resource: string, ttlMs: number): Promise<ManagedLease<bigint> | null> {
+    const keys = resourceKeys(this.#prefix, resource);
+    const owner = newOwnerToken();
+    const sentAt = monotonicNow();
+    let reply: AttemptReply;
+    try {
+      reply = await this.#node.attempt(keys, {
+        owner,
+        ttlMs,
+        mode: 'try',
+        ticket: '',
+        waiterTtlMs: this.#waiterTtlMs,
+        channel: '',
+        fenced: true,
+      });
+    } catch (error) {
+      await this.#cancel(keys, owner);
+      throw classifyFailure(this.backend, resource, 'acquire', error);
+    }
+    if (!reply.granted) return null;
+    return this.#lease(resource, keys, owner, { ...reply, sentAt }, ttlMs);
+  }
+
+  async #acquire(request: {
+    resource: string;
+    ttlMs: number;
+    waitMs: number;
+    signal: AbortSignal | undefined;
+  }): Promise<ManagedLease<bigint>> {
+    const { resource, ttlMs } = request;
+    const keys = resourceKeys(this.#prefix, resource);
+    const owner = newOwnerToken();
+    const ready = this.#wake.ready();
+    if (ready !== undefined) {
+      try {
+        await ready;
+      } catch (error) {
+        throw new BackendUnavailableError(
+          this.backend,
+          `cannot subscribe for wake-ups: ${errorMessage(error)}`,
+          {
+            cause: error,
+          },
+        );
+      }
+    }
+    const waiter = new Waiter();
+    this.#wake.on(owner, waiter.wake);
+    // 'auto': the first attempt takes a ticket from the server; later ones keep that place.
+    let ticket = 'auto';
+    try {
+      const grant = await waitForGrant<Grant>({
+        resource,
+        waitMs: request.waitMs,
+        signal: request.signal,
+        closing: this.#closing.signal,
+        clientName: 'RedisLockClient',
+        heartbeatMs: this.#waiterTtlMs / 3,
+        waiter,
+        attempt: async () => {
+          const sentAt = monotonicNow();
+          let reply: AttemptReply;
+          try {
+            reply = await this.#node.attempt(keys, {
+              owner,
+              ttlMs,
+              mode: 'wait',
+              ticket,
+              waiterTtlMs: this.#waiterTtlMs,
+              channel: this.#wake.channel,
+              fenced: true,
+            });
+          } catch (error) {
+            throw classifyFailure(this.backend, resource, 'acquire', error);
+          }
+          if (reply.granted) return { grant: { ...reply, sentAt } };
+          ticket = String(reply.ticket);
+          return { retryMs: reply.retryMs + 1 };
+        },
+        cancel: () => this.#cancel(keys, owner),
+      });
+      return await this.#lease(resource, keys, owner, grant, ttlMs);
+    } finally {
+      this.#wake.off(owner);
+    }
+  }
+
+  async #lease(
+    resource: string,
+    keys: ResourceKeys,
+    owner: string,
+    grant: Grant,
+    ttlMs: number,
+  ): Promise<ManagedLease<bigint>> {
+    if (grant.fence === null) {
+      await this.#cancel(keys, owner);
+      throw new BackendUnavailableError(this.backend, `grant on "${resource}" came without a fence`);
+    }
+    if (this.#replicas !== undefined) await this.#awaitReplicas(resource, keys, owner);
+    const lease: ManagedLease<bigint> = new ManagedLease<bigint>({
+      resource,
+      owner,
+      fence: BigInt(grant.fence),
+      sentAt: grant.sentAt,
+      ttlMs,
+      operations: {
+        extend: async (extendTtlMs) => {
+          let extended: boolean;
+          try {
+            extended = await this.#node.extend(keys, owner, extendTtlMs);
+          } catch (error) {
+            const failure = classifyFailure(this.backend, resource, 'extend', error);
+            // Unsure whether the lease still stands: the holder must stop now, not at expiry.
+            lease.markLost(`extension failed: ${failure.message}`, failure);
+            throw failure;
+          }
+          if (!extended) throw new LockLostError(resource, 'the lock expired or another holder took it');
+        },
+        release: async () => {
+          let reply: number;
+          try {
+            reply = await this.#node.release(keys, owner);
+          } catch (error) {
+            throw classifyFailure(this.backend, resource, 'release', error);
+          }
+          if (reply === -1) throw new NotLockHolderError(resource, owner);
+        },
+      },
+      onEnd: () => this.#leases.delete(lease),
+    });
+    this.#leases.add(lease);
+    return lease;
+  }
+
+  async #awaitReplicas(resource: string, keys: ResourceKeys, owner: string): Promise<void> {
+    const { count, timeoutMs } = this.#replicas as { count: number; timeoutMs: number };
+    let acknowledged: number;
+    try {
+      acknowledged = Number(await this.#connection.redis.wait(count, timeoutMs));
+    } catch (error) {
+      acknowledged = -1;
+      await this.#cancel(keys, owner);
+      throw classifyFailure(this.backend, resource, 'acquire', error);
+    }
+    if (acknowledged < count) {
+      await this.#cancel(keys, owner);
+      throw new BackendUnavailableError(
+        this.backend,
+        `only ${acknowledged} of ${count} replicas acknowledged the grant on "${resource}" within ${timeoutMs} ms`,
+      );
+    }
+  }
+
+  /** Leaves the queue and gives back a grant that may have raced with a failure or a stop. */
+  async #cancel(keys: ResourceKeys, owner: string): Promise<void> {
+    await settleWithin(this.#node.release(keys, owner), CANCEL_TIMEOUT_MS);
+  }
+
+  #assertOpen(): void {
+    if (this.#closing.signal.aborted) throw new ClientClosedError('RedisLockClient');
+  }
+
+  #track<T>(work: Promise<T>): Promise<T> {
+    this.#pending.add(work);
+    const forget = (): void => {
+      this.#pending.delete(work);
+    };
+    work.then(forget, forget);
+    return work;
+  }
+
+  async #close(): Promise<void> {
+    this.#closing.abort();
+    await Promise.allSettled([...this.#pending]);
+    await Promise.allSettled(
+      [...this.#leases].map(async (lease) => {
+        try {
+          await lease.release();
+        } catch (error) {
+          if (!isFencekitError(error)) throw error;
+        }
+      }),
+    );
+    await this.#wake.close();
+    if (this.#connection.owned) await closeConnection(this.#connection.redis);
+  }
+}

@@ -1,0 +1,55 @@
+import { Redis, type RedisOptions } from 'ioredis';
+
+/**
+ * How a client reaches Redis: an ioredis instance the caller owns (never closed by fencekit), or
+ * connection options / a redis:// URL (AUTH/ACL `username` + `password`, `tls`, `db`… are passed to
+ * ioredis as they are) for a connection fencekit opens and closes itself.
+ */
+export type RedisConnection = Redis | RedisOptions | string;
+
+/** Defaults for connections fencekit opens: every command is bounded, so no call hangs forever. */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 5_000;
+
+export interface OpenedConnection {
+  readonly redis: Redis;
+  /** True when fencekit opened it and so must close it. */
+  readonly owned: boolean;
+  /** "host:port" for messages. */
+  readonly name: string;
+}
+
+export function openConnection(connection: RedisConnection, defaults: RedisOptions = {}): OpenedConnection {
+  if (connection instanceof Redis) {
+    return { redis: connection, owned: false, name: describe(connection) };
+  }
+  const base: RedisOptions = {
+    commandTimeout: DEFAULT_COMMAND_TIMEOUT_MS,
+    maxRetriesPerRequest: 2,
+    ...defaults,
+  };
+  const redis =
+    typeof connection === 'string' ? new Redis(connection, base) : new Redis({ ...base, ...connection });
+  // Failures reach the caller through the commands that fail; the event would only add noise.
+  redis.on('error', () => undefined);
+  return { redis, owned: true, name: describe(redis) };
+}
+
+/** A second connection like `redis` (same auth, TLS, db), for blocking or pub/sub use. */
+export function duplicateConnection(redis: Redis): Redis {
+  const copy = redis.duplicate();
+  copy.on('error', () => undefined);
+  return copy;
+}
+
+export async function closeConnection(redis: Redis): Promise<void> {
+  try {
+    await redis.quit();
+  } catch {
+    redis.disconnect();
+  }
+}
+
+function describe(redis: Redis): string {
+  const { host, port, path } = redis.options;
+  return path ? path : `${host ?? 'localhost'}:${port ?? 6379}`;
+}

@@ -1,0 +1,33 @@
+import { BackendUnavailableError, IndeterminateError } from '@fencekit/core';
+
+/**
+ * Sorts an ioredis failure into what the caller may assume. A server reply error, or a command that
+ * could not even be written, did not take effect; anything else (timeout, connection lost with the
+ * command in flight) may have.
+ */
+export function classifyFailure(
+  backend: string,
+  resource: string,
+  operation: 'acquire' | 'extend' | 'release',
+  error: unknown,
+): BackendUnavailableError | IndeterminateError {
+  if (didNotTakeEffect(error)) {
+    return new BackendUnavailableError(backend, errorMessage(error), { cause: error });
+  }
+  return new IndeterminateError(resource, operation, { cause: error });
+}
+
+export function didNotTakeEffect(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  return error.name === 'ReplyError' || error.message.startsWith("Stream isn't writeable");
+}
+
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return typeof code === 'string' && !error.message.includes(code)
+      ? `${code}: ${error.message}`
+      : error.message;
+  }
+  return String(error);
+}

@@ -1,0 +1,43 @@
+/**
+ * Where a resource's state lives. Every key of one resource shares the hash tag `{resource}`, so the
+ * scripts touch a single slot (Redis Cluster) and the keys sit under a prefix of their own, away
+ * from the application's keys.
+ *
+ * The suffixes are fixed words without `}:`, so `prefix{resource}:suffix` splits back into one
+ * (resource, suffix) pair only: two resources never share a key, whatever characters they contain.
+ */
+export interface ResourceKeys {
+  /** The grant: a string holding the holder's owner token, with the lease's TTL. */
+  readonly lock: string;
+  /** The fencing counter: INCR'd on every grant, never expires, never deleted. */
+  readonly fence: string;
+  /** Waiters in arrival order: a sorted set of owner tokens scored by ticket. */
+  readonly queue: string;
+  /** Each waiter's liveness deadline and wake channel: a hash owner → "deadlineMs|channel". */
+  readonly waiters: string;
+  /** The last ticket handed out for this resource's queue. */
+  readonly tickets: string;
+}
+
+export const DEFAULT_KEY_PREFIX = 'fencekit:';
+
+export function resourceKeys(prefix: string, resource: string): ResourceKeys {
+  const base = `${prefix}{${resource}}:`;
+  return {
+    lock: `${base}lock`,
+    fence: `${base}fence`,
+    queue: `${base}queue`,
+    waiters: `${base}waiters`,
+    tickets: `${base}tickets`,
+  };
+}
+
+/** The pub/sub channel one client's waiters are woken on. */
+export function wakeChannel(prefix: string, clientId: string): string {
+  return `${prefix}wake:${clientId}`;
+}
+
+/** The keys in the order the scripts expect them (KEYS[1..5]). */
+export function keyList(keys: ResourceKeys): [string, string, string, string, string] {
+  return [keys.lock, keys.fence, keys.queue, keys.waiters, keys.tickets];
+}

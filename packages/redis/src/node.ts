@@ -1,0 +1,90 @@
+import type { Redis } from 'ioredis';
+import { keyList, type ResourceKeys } from './keys.js';
+import { acquireScript, extendScript, releaseScript } from './scripts.lua.js';
+
+/** One attempt's answer from one Redis node. */
+export type AttemptReply =
+  | { readonly granted: true; readonly fence: string | null }
+  | { readonly granted: false; readonly retryMs: number; readonly ticket: number };
+
+/** 1 released, 0 already gone, -1 another owner holds the lock. */
+export type ReleaseReply = 1 | 0 | -1;
+
+/** How a queued waiter is put back in line after giving back a partial grant. */
+export interface Requeue {
+  readonly ticket: number;
+  readonly waiterTtlMs: number;
+  readonly channel: string;
+}
+
+export interface AttemptRequest {
+  readonly owner: string;
+  readonly ttlMs: number;
+  /** 'try': never queue. 'wait': queue with `ticket` ('auto', a number, or '' to only learn a ticket). */
+  readonly mode: 'try' | 'wait';
+  readonly ticket: string;
+  readonly waiterTtlMs: number;
+  readonly channel: string;
+  readonly fenced: boolean;
+}
+
+type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
+interface ScriptCommands {
+  fencekitAcquire: ScriptCall;
+  fencekitRelease: ScriptCall;
+  fencekitExtend: ScriptCall;
+}
+
+/**
+ * The lock scripts bound to one ioredis connection. ioredis' `defineCommand` loads each script once
+ * and calls it by SHA (EVALSHA), falling back to EVAL when the server answers NOSCRIPT (after a
+ * restart or SCRIPT FLUSH).
+ */
+export class LockNode {
+  readonly #commands: ScriptCommands;
+
+  constructor(
+    /** How this node is named in errors: "127.0.0.1:6379". */
+    readonly name: string,
+    readonly redis: Redis,
+  ) {
+    const commands = redis as unknown as Partial<ScriptCommands>;
+    // A shared instance may already carry the commands from another client.
+    if (typeof commands.fencekitAcquire !== 'function') {
+      redis.defineCommand('fencekitAcquire', { numberOfKeys: 5, lua: acquireScript });
+      redis.defineCommand('fencekitRelease', { numberOfKeys: 5, lua: releaseScript });
+      redis.defineCommand('fencekitExtend', { numberOfKeys: 1, lua: extendScript });
+    }
+    this.#commands = redis as unknown as ScriptCommands;
+  }
+
+  async attempt(keys: ResourceKeys, request: AttemptRequest): Promise<AttemptReply> {
+    const reply = (await this.#commands.fencekitAcquire(
+      ...keyList(keys),
+      request.owner,
+      request.ttlMs,
+      request.mode,
+      request.ticket,
+      request.waiterTtlMs,
+      request.channel,
+      request.fenced ? '1' : '0',
+    )) as [number, (string | number | null)?, number?];
+    if (reply[0] === 1) return { granted: true, fence: (reply[1] as string | null | undefined) ?? null };
+    return { granted: false, retryMs: Number(reply[1] ?? 0), ticket: Number(reply[2] ?? 0) };
+  }
+
+  async release(keys: ResourceKeys, owner: string, requeue?: Requeue): Promise<ReleaseReply> {
+    const reply = await this.#commands.fencekitRelease(
+      ...keyList(keys),
+      owner,
+      requeue === undefined ? '' : requeue.ticket,
+      requeue?.waiterTtlMs ?? 0,
+      requeue?.channel ?? '',
+    );
+    return Number(reply) as ReleaseReply;
+  }
+
+  async extend(keys: ResourceKeys, owner: string, ttlMs: number): Promise<boolean> {
+    return Number(await this.#commands.fencekitExtend(keys.lock, owner, ttlMs)) === 1;
+  }
+}

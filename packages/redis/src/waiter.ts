@@ -1,0 +1,144 @@
+import { ClientClosedError, LockAbortedError, LockTimeoutError, monotonicNow } from '@fencekit/core';
+
+/**
+ * A parked acquire. It sleeps until its wake-up message arrives, its fallback timer fires (lock
+ * expiry, a dead waiter ahead, the heartbeat that keeps its queue entry alive) or it is stopped.
+ * A wake that lands while an attempt is in flight is remembered, so the next sleep returns at once.
+ */
+export class Waiter {
+  #woken = false;
+  #resume: (() => void) | undefined;
+
+  readonly wake = (): void => {
+    this.#woken = true;
+    this.#resume?.();
+  };
+
+  /** Forgets earlier wake-ups: called as an attempt starts, since that attempt sees their effect. */
+  clear(): void {
+    this.#woken = false;
+  }
+
+  sleep(ms: number, stop: AbortSignal): Promise<void> {
+    if (this.#woken || stop.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        stop.removeEventListener('abort', done);
+        this.#resume = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      stop.addEventListener('abort', done);
+      this.#resume = done;
+    });
+  }
+}
+
+export type AttemptOutcome<G> =
+  | { readonly grant: G }
+  /** Not granted: look again after `retryMs` unless woken; `error` is why, when it was a failure. */
+  | { readonly retryMs: number; readonly error?: unknown };
+
+export interface WaitPlan<G> {
+  readonly resource: string;
+  readonly waitMs: number;
+  readonly signal: AbortSignal | undefined;
+  /** Aborted when the client closes. */
+  readonly closing: AbortSignal;
+  readonly clientName: string;
+  /** Upper bound on any sleep: keeps the waiter's queue entry alive and covers lost wake-ups. */
+  readonly heartbeatMs: number;
+  readonly waiter: Waiter;
+  attempt(): Promise<AttemptOutcome<G>>;
+  /** Leaves the queue and gives back any grant that raced with the stop. Must not throw. */
+  cancel(): Promise<void>;
+}
+
+/**
+ * Runs attempts until one is granted, parking between them. Stops with `LockTimeoutError` at
+ * `waitMs` (or the last attempt's error, e.g. a `QuorumError`, when attempts were failing),
+ * `LockAbortedError` on the caller's signal, `ClientClosedError` on close; every stop cancels first.
+ */
+export async function waitForGrant<G>(plan: WaitPlan<G>): Promise<G> {
+  const startedAt = monotonicNow();
+  if (plan.signal?.aborted) throw new LockAbortedError(plan.resource, { cause: plan.signal.reason });
+  // The first attempt runs without timers or listeners: most acquires are granted right away.
+  let outcome: AttemptOutcome<G>;
+  try {
+    plan.waiter.clear();
+    outcome = await plan.attempt();
+  } catch (error) {
+    await plan.cancel();
+    throw error;
+  }
+  if ('grant' in outcome && !plan.signal?.aborted && !plan.closing.aborted) return outcome.grant;
+
+  const stop = new AbortController();
+  let lastError: unknown = 'grant' in outcome ? undefined : outcome.error;
+  const onAbort = (): void => stop.abort(new LockAbortedError(plan.resource, { cause: plan.signal?.reason }));
+  const onClose = (): void => stop.abort(new ClientClosedError(plan.clientName));
+  const timer = setTimeout(
+    () => stop.abort(new LockTimeoutError(plan.resource, plan.waitMs)),
+    Math.max(0, startedAt + plan.waitMs - monotonicNow()),
+  );
+  plan.signal?.addEventListener('abort', onAbort);
+  plan.closing.addEventListener('abort', onClose);
+  if (plan.signal?.aborted) onAbort();
+  if (plan.closing.aborted) onClose();
+  const stopReason = (): unknown =>
+    stop.signal.reason instanceof LockTimeoutError && lastError !== undefined
+      ? lastError
+      : stop.signal.reason;
+  try {
+    for (;;) {
+      if (stop.signal.aborted) throw stopReason();
+      if ('grant' in outcome) return outcome.grant;
+      await plan.waiter.sleep(Math.max(1, Math.min(outcome.retryMs, plan.heartbeatMs)), stop.signal);
+      if (stop.signal.aborted) throw stopReason();
+      plan.waiter.clear();
+      outcome = await untilStopped(plan.attempt(), stop.signal);
+      if (!('grant' in outcome)) lastError = outcome.error;
+    }
+  } catch (error) {
+    await plan.cancel();
+    throw error === stop.signal.reason ? stopReason() : error;
+  } finally {
+    clearTimeout(timer);
+    plan.signal?.removeEventListener('abort', onAbort);
+    plan.closing.removeEventListener('abort', onClose);
+  }
+}
+
+/** The attempt's answer, or the stop's reason if the stop comes first (the cancel cleans up after). */
+function untilStopped<T>(work: Promise<T>, stop: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onStop = (): void => reject(stop.reason);
+    stop.addEventListener('abort', onStop, { once: true });
+    work.then(
+      (value) => {
+        stop.removeEventListener('abort', onStop);
+        resolve(value);
+      },
+      (error: unknown) => {
+        stop.removeEventListener('abort', onStop);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** Waits for `work` to settle, at most `ms`; never throws. For best-effort clean-up calls. */
+export async function settleWithin(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  try {
+    await Promise.race([work.then(noop, noop), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function noop(): void {}

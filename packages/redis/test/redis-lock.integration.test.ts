@@ -1,0 +1,141 @@
+import { randomUUID } from 'node:crypto';
+import {
+  InvalidArgumentError,
+  LockAbortedError,
+  LockLostError,
+  LockTimeoutError,
+  NotLockHolderError,
+} from '@fencekit/core';
+import { RedisLockClient } from '@fencekit/redis';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+
+const endpoint = inject('redisEndpoint');
+const clients: RedisLockClient[] = [];
+
+function client(options: Partial<ConstructorParameters<typeof RedisLockClient>[0]> = {}): RedisLockClient {
+  const c = new RedisLockClient({ connection: `redis://${endpoint}`, ...options });
+  clients.push(c);
+  return c;
+}
+
+function resource(): string {
+  return `test-${randomUUID()}`;
+}
+
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+});
+
+describe('RedisLockClient', () => {
+  it('grants with strictly increasing fences across clients', async () => {
+    const [a, b] = [client(), client()];
+    const r = resource();
+    const first = await a.acquire(r, { ttlMs: 5_000 });
+    expect(await b.tryAcquire(r, { ttlMs: 5_000 })).toBeNull();
+    await first.release();
+    const second = await b.acquire(r, { ttlMs: 5_000 });
+    expect(second.fence).toBeGreaterThan(first.fence);
+    await second.release();
+  });
+
+  it('hands the lock to waiters in arrival order across clients', async () => {
+    const holder = client();
+    const r = resource();
+    const lease = await holder.acquire(r, { ttlMs: 10_000 });
+    const order: number[] = [];
+    const waiters = [client(), client(), client()];
+    const pending: Promise<void>[] = [];
+    for (const [i, w] of waiters.entries()) {
+      pending.push(
+        w.acquire(r, { ttlMs: 10_000, waitMs: 10_000 }).then(async (l) => {
+          order.push(i);
+          await l.release();
+        }),
+      );
+      // Let each waiter reach the queue before the next one arrives.
+      await new Promise((resolve) => setTimeout(resolve, 30));
+    }
+    await lease.release();
+    await Promise.all(pending);
+    expect(order).toEqual([0, 1, 2]);
+  });
+
+  it("grants to a waiter once a dead holder's lease expires", async () => {
+    const r = resource();
+    const raw = new Redis(`redis://${endpoint}`);
+    try {
+      // A holder that died: its key is there with a TTL, and nobody will release it.
+      await raw.set(`fencekit:{${r}}:lock`, 'dead-holder', 'PX', 300);
+    } finally {
+      raw.disconnect();
+    }
+    const lease = await client().acquire(r, { ttlMs: 5_000, waitMs: 5_000 });
+    expect(lease.held).toBe(true);
+    await lease.release();
+  });
+
+  it('times out, and an aborted waiter leaves no grant or queue entry behind', async () => {
+    const [a, b, c] = [client(), client(), client()];
+    const r = resource();
+    const lease = await a.acquire(r, { ttlMs: 10_000 });
+    await expect(b.acquire(r, { ttlMs: 1_000, waitMs: 100 })).rejects.toBeInstanceOf(LockTimeoutError);
+    const controller = new AbortController();
+    const aborted = c.acquire(r, { ttlMs: 1_000, signal: controller.signal });
+    setTimeout(() => controller.abort(new Error('caller gave up')), 50);
+    await expect(aborted).rejects.toBeInstanceOf(LockAbortedError);
+    await lease.release();
+    // Nobody is queued any more, so a plain try succeeds at once.
+    const next = await b.tryAcquire(r, { ttlMs: 1_000 });
+    expect(next).not.toBeNull();
+    await next?.release();
+  });
+
+  it('refuses extend and release from a holder whose lease another client took over', async () => {
+    const [a, b] = [client(), client()];
+    const r = resource();
+    const stale = await a.acquire(r, { ttlMs: 100 });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(stale.held).toBe(false);
+    expect(stale.signal.aborted).toBe(true);
+    const fresh = await b.acquire(r, { ttlMs: 5_000 });
+    await expect(stale.extend(1_000)).rejects.toBeInstanceOf(LockLostError);
+    await expect(stale.release()).rejects.toBeInstanceOf(NotLockHolderError);
+    expect(fresh.held).toBe(true);
+    await fresh.extend(5_000);
+    await fresh.release();
+  });
+
+  it('reports release by a lost holder when another client holds the lock', async () => {
+    const [a, b] = [client(), client()];
+    const r = resource();
+    const stale = await a.acquire(r, { ttlMs: 60_000 });
+    const raw = new Redis(`redis://${endpoint}`);
+    try {
+      await raw.set(`fencekit:{${r}}:lock`, 'someone-else', 'PX', 5_000);
+    } finally {
+      raw.disconnect();
+    }
+    await expect(stale.release()).rejects.toBeInstanceOf(NotLockHolderError);
+    expect(await b.tryAcquire(r, { ttlMs: 1_000 })).toBeNull();
+  });
+
+  it("keeps its keys under the prefix, away from the application's keys", async () => {
+    const r = resource();
+    const lease = await client({ keyPrefix: 'app-locks:' }).acquire(r, { ttlMs: 5_000 });
+    const raw = new Redis(`redis://${endpoint}`);
+    try {
+      expect(await raw.get(`app-locks:{${r}}:lock`)).toBe(lease.owner);
+      expect(await raw.exists(r)).toBe(0);
+    } finally {
+      raw.disconnect();
+    }
+    await lease.release();
+  });
+
+  it('rejects bad arguments with a typed error naming them', async () => {
+    const c = client();
+    await expect(c.acquire('', { ttlMs: 1_000 })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(c.acquire(resource(), { ttlMs: -1 })).rejects.toThrow(/ttlMs/);
+  });
+});
