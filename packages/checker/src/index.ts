@@ -1,1 +1,20 @@
-export {};
+/**
+ * @fencekit/checker: histories in (JSONL, Jepsen EDN, porcupine logs), verdicts out.
+ * - `./history`: the history types and codecs;
+ * - `./models`: sequential specifications for the linearizability search;
+ * - `./lock`: checks of lock histories by what the protected resource saw;
+ * - `./verdict`: Jepsen-style composition (illegal > unknown > ok, a crash is never a pass);
+ * - `./html`: the self-contained report page.
+ */
+export * from './history/index.js';
+export * from './html/index.js';
+export * from './lock/index.js';
+export * from './models/index.js';
+export {
+  type Checker,
+  type CheckResult,
+  type CompositeResult,
+  composeVerdicts,
+  isVerdict,
+  runCheckers,
+} from './verdict.js';

@@ -20,7 +20,7 @@ export {
   type CriticalSection,
   checkMutex,
   criticalSections,
-  type MutexOptions,
+  type MutexCheckOptions,
   type MutexResult,
   type MutexStats,
 } from './mutex.js';

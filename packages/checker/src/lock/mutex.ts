@@ -40,7 +40,7 @@ export interface MutexStats {
   resources: number;
 }
 
-export interface MutexOptions {
+export interface MutexCheckOptions {
   /** Overlapping pairs kept in `violations` (all are counted in `stats.overlaps`). Default 1000. */
   maxViolations?: number;
 }
@@ -123,7 +123,7 @@ export function criticalSections(
  * Mutual exclusion as the resource saw it: no two clients' critical sections on one resource overlap.
  * `illegal` lists every overlapping pair (up to `maxViolations`) with both holders and their fences.
  */
-export function checkMutex(history: Iterable<HistoryEvent>, options: MutexOptions = {}): MutexResult {
+export function checkMutex(history: Iterable<HistoryEvent>, options: MutexCheckOptions = {}): MutexResult {
   const max = options.maxViolations ?? 1000;
   if (!Number.isInteger(max) || max < 0) {
     throw new LockHistoryError(undefined, 'maxViolations to be a non-negative integer', max);
