@@ -39,6 +39,12 @@ export {
 } from './errors.js';
 export { type GrantedLease, type LeaseOperations, ManagedLease } from './lease.js';
 export {
+  createMemoryElectionClient,
+  defaultMemoryElectionHub,
+  MemoryElection,
+} from './memory-election.js';
+export { type MemoryCandidacy, MemoryElectionHub } from './memory-election-hub.js';
+export {
   createMemoryLockClient,
   defaultMemoryLockServer,
   MemoryLockClient,

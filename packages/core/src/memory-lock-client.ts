@@ -60,7 +60,12 @@ export class MemoryLockClient implements LockClient<bigint> {
     if (grant) return this.#lease(request.resource, grant, sentAt, ttlMs);
 
     return new Promise<Lease<bigint>>((resolve, reject) => {
+      // A grant may come synchronously inside `enqueue` below, so everything `finish` touches is
+      // declared (or hoisted) before it, and nothing is armed for a waiter already granted.
+      let timer: NodeJS.Timeout | undefined;
+      let settled = false;
       const finish = (): void => {
+        settled = true;
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
         this.#waiters.delete(stop);
@@ -71,14 +76,16 @@ export class MemoryLockClient implements LockClient<bigint> {
         finish();
         resolve(this.#lease(request.resource, granted, granted.grantedAt, ttlMs));
       });
-      const stop = (error: Error): void => {
+      function stop(error: Error): void {
         if (!cancel()) return;
         finish();
         reject(error);
-      };
-      const onAbort = (): void =>
-        stop(new LockAbortedError(request.resource, { cause: (signal as AbortSignal).reason }));
-      const timer = setTimeout(() => stop(new LockTimeoutError(request.resource, waitMs)), waitMs);
+      }
+      function onAbort(): void {
+        stop(new LockAbortedError(request.resource, { cause: signal?.reason }));
+      }
+      if (settled) return;
+      timer = setTimeout(() => stop(new LockTimeoutError(request.resource, waitMs)), waitMs);
       signal?.addEventListener('abort', onAbort, { once: true });
       this.#waiters.add(stop);
     });
