@@ -1,3 +1,5 @@
 import { fencekitProject } from '../../vitest.shared.js';
 
-export default fencekitProject('redlock');
+export default fencekitProject('redlock', {
+  test: { globalSetup: ['test/global-setup.ts'] },
+});

@@ -1,1 +1,2 @@
-export {};
+export { RedlockClient, type RedlockClientOptions } from './client.js';
+export { defaultNodeTimeout, driftFor, fullJitter } from './timing.js';

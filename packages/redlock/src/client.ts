@@ -1,0 +1,416 @@
+import {
+  type AcquireOptions,
+  assertPositiveMs,
+  assertResource,
+  assertSignal,
+  ClientClosedError,
+  InvalidArgumentError,
+  isFencekitError,
+  LockAbortedError,
+  type LockCapabilities,
+  type LockClient,
+  LockLostError,
+  LockTimeoutError,
+  ManagedLease,
+  monotonicNow,
+  NotLockHolderError,
+  normalizeAcquire,
+  QuorumError,
+  type TryAcquireOptions,
+} from '@fencekit/core';
+import {
+  type AttemptReply,
+  closeConnection,
+  DEFAULT_KEY_PREFIX,
+  duplicateConnection,
+  LockNode,
+  newOwnerToken,
+  type OpenedConnection,
+  openConnection,
+  type RedisConnection,
+  type ResourceKeys,
+  resourceKeys,
+  settleWithin,
+  Waiter,
+  WakeSubscriber,
+  waitForGrant,
+  wakeChannel,
+} from '@fencekit/redis';
+import { fanOut, type NodeResult, outcomesOf } from './fan-out.js';
+import { defaultNodeTimeout, driftFor, fullJitter } from './timing.js';
+
+export interface RedlockClientOptions {
+  /** The independent masters: ioredis instances (left open by `close()`), options or URLs. */
+  nodes: readonly RedisConnection[];
+  /** Prefix of every key written on the nodes; default "fencekit:". */
+  keyPrefix?: string;
+  /** Drift allowance = ttl × driftFactor + driftConstantMs (defaults 0.01 and 2 ms). */
+  driftFactor?: number;
+  driftConstantMs?: number;
+  /** Per-node timeout for one request; default ttl / 20 within [5, 100] ms. Must be ≪ the TTL. */
+  nodeTimeoutMs?: number;
+  /** Full-jitter retry after a failed quorum: base and cap of the delay (defaults 10 and 250 ms). */
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  /** How long a waiter's queue entry lives without a heartbeat; default 3 000 ms. */
+  waiterTtlMs?: number;
+}
+
+type Grant = { sentAt: number };
+type AttemptResult =
+  | { granted: true; sentAt: number }
+  | { granted: false; retryMs: number; ticket: number; error?: QuorumError };
+
+/** How long to wait for every node to connect before the first request. */
+const CONNECT_TIMEOUT_MS = 2_000;
+const CANCEL_TIMEOUT_MS = 2_000;
+const REFUSED = 'held by another owner, or another waiter is ahead';
+
+/**
+ * Redlock over N independent Redis masters: the same owner token is set on every node at once, and
+ * the lock is held when a majority (⌊N/2⌋ + 1) granted it with validity left after subtracting the
+ * time the attempt took and the clock drift allowance. A failed attempt is given back on every node.
+ *
+ * It has no fence (`LockClient<undefined>`): no counter on a quorum of independent nodes is strictly
+ * increasing across holders when nodes restart or clocks jump. See the README.
+ *
+ * Waiters queue on every node with one ticket agreed across them (the highest number the nodes
+ * offered), so they are granted in the same order everywhere (FIFO), and are woken by pub/sub on
+ * release rather than by polling.
+ */
+export class RedlockClient implements LockClient<undefined> {
+  readonly backend = 'redlock';
+  readonly capabilities: LockCapabilities = { safeFences: false, fair: true, faultTolerant: true };
+  readonly quorum: number;
+  readonly #connections: OpenedConnection[];
+  readonly #nodes: LockNode[];
+  readonly #subscribers: WakeSubscriber[];
+  readonly #channel: string;
+  readonly #prefix: string;
+  readonly #drift: (ttlMs: number) => number;
+  readonly #nodeTimeoutMs: number | undefined;
+  readonly #retryBaseMs: number;
+  readonly #retryMaxMs: number;
+  readonly #waiterTtlMs: number;
+  readonly #closing = new AbortController();
+  readonly #leases = new Set<ManagedLease<undefined>>();
+  readonly #pending = new Set<Promise<unknown>>();
+  #connected: Promise<void> | undefined;
+  #closed: Promise<void> | undefined;
+
+  constructor(options: RedlockClientOptions) {
+    if (typeof options !== 'object' || options === null || !Array.isArray(options.nodes)) {
+      throw new InvalidArgumentError('options', options, 'an object with a nodes array');
+    }
+    if (options.nodes.length === 0) {
+      throw new InvalidArgumentError('nodes', options.nodes, 'at least one Redis node');
+    }
+    this.#prefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
+    this.#drift = driftFor(options.driftFactor ?? 0.01, options.driftConstantMs ?? 2);
+    if (options.nodeTimeoutMs !== undefined) assertPositiveMs('nodeTimeoutMs', options.nodeTimeoutMs);
+    this.#nodeTimeoutMs = options.nodeTimeoutMs;
+    this.#retryBaseMs = options.retryBaseMs ?? 10;
+    this.#retryMaxMs = options.retryMaxMs ?? 250;
+    assertPositiveMs('retryBaseMs', this.#retryBaseMs);
+    assertPositiveMs('retryMaxMs', this.#retryMaxMs);
+    this.#waiterTtlMs = options.waiterTtlMs ?? 3_000;
+    assertPositiveMs('waiterTtlMs', this.#waiterTtlMs);
+    this.quorum = Math.floor(options.nodes.length / 2) + 1;
+    // A down node must fail its part at once, not queue commands until it returns.
+    this.#connections = options.nodes.map((node) =>
+      openConnection(node, { enableOfflineQueue: false, maxRetriesPerRequest: 0 }),
+    );
+    this.#nodes = this.#connections.map((c) => new LockNode(c.name, c.redis));
+    this.#channel = wakeChannel(this.#prefix, newOwnerToken());
+    this.#subscribers = this.#connections.map(
+      (c) => new WakeSubscriber(this.#channel, () => duplicateConnection(c.redis)),
+    );
+  }
+
+  /** "host:port" of each node, in the order given. */
+  get nodeNames(): string[] {
+    return this.#nodes.map((n) => n.name);
+  }
+
+  async tryAcquire(resource: string, options: TryAcquireOptions): Promise<ManagedLease<undefined> | null> {
+    this.#assertOpen();
+    assertResource(resource);
+    if (typeof options !== 'object' || options === null) {
+      throw new InvalidArgumentError('options', options, 'an object with ttlMs');
+    }
+    assertPositiveMs('ttlMs', options.ttlMs);
+    assertSignal('signal', options.signal);
+    if (options.signal?.aborted) throw new LockAbortedError(resource, { cause: options.signal.reason });
+    return this.#track(this.#tryAcquire(resource, options.ttlMs));
+  }
+
+  async acquire(resource: string, options: AcquireOptions): Promise<ManagedLease<undefined>> {
+    this.#assertOpen();
+    const request = normalizeAcquire(resource, options);
+    if (request.waitMs === 0) {
+      if (request.signal?.aborted) {
+        throw new LockAbortedError(request.resource, { cause: request.signal.reason });
+      }
+      const lease = await this.#track(this.#tryAcquire(request.resource, request.ttlMs));
+      if (lease === null) throw new LockTimeoutError(request.resource, 0);
+      return lease;
+    }
+    return this.#track(this.#acquire(request));
+  }
+
+  close(): Promise<void> {
+    this.#closed ??= this.#close();
+    return this.#closed;
+  }
+
+  async #tryAcquire(resource: string, ttlMs: number): Promise<ManagedLease<undefined> | null> {
+    await this.#connect();
+    const keys = resourceKeys(this.#prefix, resource);
+    const owner = newOwnerToken();
+    const result = await this.#attempt(keys, resource, owner, ttlMs, 'try', '');
+    if (result.granted) return this.#lease(resource, keys, owner, result, ttlMs);
+    if (result.error !== undefined) throw result.error;
+    return null;
+  }
+
+  async #acquire(request: {
+    resource: string;
+    ttlMs: number;
+    waitMs: number;
+    signal: AbortSignal | undefined;
+  }): Promise<ManagedLease<undefined>> {
+    await this.#connect();
+    const { resource, ttlMs } = request;
+    const keys = resourceKeys(this.#prefix, resource);
+    const owner = newOwnerToken();
+    // Wake-ups from any node will do: nodes that cannot subscribe leave their waiters to the timer.
+    await Promise.all(this.#subscribers.map((s) => s.ready()?.catch(() => undefined)));
+    const waiter = new Waiter();
+    for (const s of this.#subscribers) s.on(owner, waiter.wake);
+    // '' = first learn a ticket from the nodes; then queue everywhere with the highest one offered.
+    let ticket = '';
+    let failures = 0;
+    try {
+      const grant = await waitForGrant<Grant>({
+        resource,
+        waitMs: request.waitMs,
+        signal: request.signal,
+        closing: this.#closing.signal,
+        clientName: 'RedlockClient',
+        heartbeatMs: this.#waiterTtlMs / 3,
+        waiter,
+        attempt: async () => {
+          let result = await this.#attempt(keys, resource, owner, ttlMs, 'wait', ticket);
+          if (!result.granted && ticket === '' && result.ticket > 0) {
+            ticket = String(result.ticket);
+            result = await this.#attempt(keys, resource, owner, ttlMs, 'wait', ticket);
+          }
+          if (result.granted) return { grant: result };
+          if (result.error === undefined) {
+            failures = 0;
+            return { retryMs: result.retryMs + 1 };
+          }
+          failures += 1;
+          return {
+            retryMs: fullJitter(failures, this.#retryBaseMs, this.#retryMaxMs),
+            error: result.error,
+          };
+        },
+        cancel: () => this.#giveBack(keys, owner, undefined),
+      });
+      return this.#lease(resource, keys, owner, grant, ttlMs);
+    } finally {
+      for (const s of this.#subscribers) s.off(owner);
+    }
+  }
+
+  /**
+   * One Redlock round: the attempt script on every node at once; granted when a quorum agreed with
+   * validity to spare. Otherwise every node gets the grant back (a node that timed out may have
+   * granted), keeping a queued waiter's place.
+   */
+  async #attempt(
+    keys: ResourceKeys,
+    resource: string,
+    owner: string,
+    ttlMs: number,
+    mode: 'try' | 'wait',
+    ticket: string,
+  ): Promise<AttemptResult> {
+    const timeoutMs = this.#nodeTimeoutMs ?? defaultNodeTimeout(ttlMs);
+    const sentAt = monotonicNow();
+    const results = await fanOut(this.#nodes, timeoutMs, (node) =>
+      node.attempt(keys, {
+        owner,
+        ttlMs,
+        mode,
+        ticket,
+        waiterTtlMs: this.#waiterTtlMs,
+        channel: this.#channel,
+        fenced: false,
+      }),
+    );
+    const granted = countWhere(results, (r) => r.granted);
+    const validUntil = sentAt + ttlMs - this.#drift(ttlMs);
+    if (granted >= this.quorum && validUntil > monotonicNow()) {
+      // Nodes that refused still list us as a waiter: take us off their queues.
+      if (granted < results.length && mode === 'wait') void this.#leaveQueues(keys, owner, results);
+      return { granted: true, sentAt };
+    }
+
+    const answered = countWhere(results, () => true);
+    const queued = mode === 'wait' && ticket !== '' ? Number(ticket) : undefined;
+    if (granted > 0 || answered < results.length) await this.#giveBack(keys, owner, queued);
+    const tickets = results.map((r) => (r.answered && !r.value.granted ? r.value.ticket : 0));
+    const retries = results
+      .map((r) => (r.answered && !r.value.granted ? r.value.retryMs : Number.POSITIVE_INFINITY))
+      .sort((a, b) => a - b);
+    const ticketOffered = Math.max(0, ...tickets);
+    const refusedBy = answered - granted;
+    // Enough nodes answered and a majority of them said "taken": plain contention, wait for it.
+    if (answered >= this.quorum && refusedBy > answered - this.quorum) {
+      return { granted: false, retryMs: retries[0] ?? 1, ticket: ticketOffered };
+    }
+    const outcomes = outcomesOf(results, (v) => v.granted, REFUSED).map((o) =>
+      o.ok && granted >= this.quorum
+        ? { ...o, ok: false, reason: 'granted, but the validity was used up' }
+        : o,
+    );
+    return {
+      granted: false,
+      retryMs: 0,
+      ticket: ticketOffered,
+      error: new QuorumError(resource, this.quorum, outcomes),
+    };
+  }
+
+  /** Gives a (partial) grant back on every node; with `requeue` the waiter keeps its place. */
+  async #giveBack(keys: ResourceKeys, owner: string, requeue: number | undefined): Promise<void> {
+    const timeoutMs = CANCEL_TIMEOUT_MS;
+    await fanOut(this.#nodes, timeoutMs, (node) =>
+      node.release(
+        keys,
+        owner,
+        requeue === undefined
+          ? undefined
+          : { ticket: requeue, waiterTtlMs: this.#waiterTtlMs, channel: this.#channel },
+      ),
+    );
+  }
+
+  async #leaveQueues(
+    keys: ResourceKeys,
+    owner: string,
+    results: readonly NodeResult<AttemptReply>[],
+  ): Promise<void> {
+    const refusing = results.filter((r) => !r.answered || !r.value.granted).map((r) => r.node);
+    // Only the queue entry goes: these nodes do not hold our grant, so release deletes nothing.
+    await settleWithin(Promise.all(refusing.map((node) => node.release(keys, owner))), CANCEL_TIMEOUT_MS);
+  }
+
+  #lease(
+    resource: string,
+    keys: ResourceKeys,
+    owner: string,
+    grant: Grant,
+    ttlMs: number,
+  ): ManagedLease<undefined> {
+    const lease: ManagedLease<undefined> = new ManagedLease<undefined>({
+      resource,
+      owner,
+      fence: undefined,
+      sentAt: grant.sentAt,
+      ttlMs,
+      driftMs: this.#drift,
+      operations: {
+        extend: async (extendTtlMs) => {
+          const results = await fanOut(
+            this.#nodes,
+            this.#nodeTimeoutMs ?? defaultNodeTimeout(extendTtlMs),
+            (node) => node.extend(keys, owner, extendTtlMs),
+          );
+          const extended = countWhere(results, (ok) => ok);
+          if (extended >= this.quorum) return;
+          const outcomes = outcomesOf(results, (ok) => ok, 'not the holder any more');
+          const error = new QuorumError(resource, this.quorum, outcomes);
+          // Without a quorum the lease cannot be trusted even before it expires: stop the holder now.
+          throw new LockLostError(resource, `extension not confirmed: ${error.message}`, { cause: error });
+        },
+        release: async () => {
+          const results = await fanOut(
+            this.#nodes,
+            this.#nodeTimeoutMs ?? defaultNodeTimeout(ttlMs),
+            (node) => node.release(keys, owner),
+          );
+          const takenOver = countWhere(results, (reply) => reply === -1);
+          if (takenOver >= this.quorum) throw new NotLockHolderError(resource, owner);
+          const answered = countWhere(results, () => true);
+          if (answered < this.quorum) {
+            const outcomes = outcomesOf(results, (reply) => reply !== -1, 'held by another owner');
+            throw new QuorumError(resource, this.quorum, outcomes);
+          }
+        },
+      },
+      onEnd: () => this.#leases.delete(lease),
+    });
+    this.#leases.add(lease);
+    return lease;
+  }
+
+  /** Waits (once, bounded) for the nodes to connect, since requests to a down node fail at once. */
+  #connect(): Promise<void> {
+    this.#connected ??= Promise.all(this.#connections.map((c) => untilReady(c, CONNECT_TIMEOUT_MS))).then(
+      () => undefined,
+    );
+    return this.#connected;
+  }
+
+  #assertOpen(): void {
+    if (this.#closing.signal.aborted) throw new ClientClosedError('RedlockClient');
+  }
+
+  #track<T>(work: Promise<T>): Promise<T> {
+    this.#pending.add(work);
+    const forget = (): void => {
+      this.#pending.delete(work);
+    };
+    work.then(forget, forget);
+    return work;
+  }
+
+  async #close(): Promise<void> {
+    this.#closing.abort();
+    await Promise.allSettled([...this.#pending]);
+    await Promise.allSettled(
+      [...this.#leases].map(async (lease) => {
+        try {
+          await lease.release();
+        } catch (error) {
+          if (!isFencekitError(error)) throw error;
+        }
+      }),
+    );
+    await Promise.all(this.#subscribers.map((s) => s.close()));
+    await Promise.all(this.#connections.filter((c) => c.owned).map((c) => closeConnection(c.redis)));
+  }
+}
+
+function countWhere<T>(results: readonly NodeResult<T>[], agreed: (value: T) => boolean): number {
+  let count = 0;
+  for (const r of results) if (r.answered && agreed(r.value)) count += 1;
+  return count;
+}
+
+function untilReady(connection: OpenedConnection, timeoutMs: number): Promise<void> {
+  const { redis } = connection;
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      redis.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, timeoutMs);
+    redis.on('ready', done);
+  });
+}

@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+import { injectCluster } from '@fencekit/cluster/vitest';
+import { LockAbortedError, LockTimeoutError } from '@fencekit/core';
+import { RedlockClient } from '@fencekit/redlock';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const { endpoints } = injectCluster('redlock');
+const clients: RedlockClient[] = [];
+
+function client(): RedlockClient {
+  const c = new RedlockClient({ nodes: endpoints.map((e) => `redis://${e}`) });
+  clients.push(c);
+  return c;
+}
+
+function resource(): string {
+  return `test-${randomUUID()}`;
+}
+
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+});
+
+describe('RedlockClient', () => {
+  it('grants on a quorum with validity reduced by elapsed time and drift, and no fence', async () => {
+    const [a, b] = [client(), client()];
+    expect(a.quorum).toBe(3);
+    const r = resource();
+    const before = performance.now();
+    const lease = await a.acquire(r, { ttlMs: 10_000 });
+    expect(lease.fence).toBeUndefined();
+    // drift = 10 000 × 1 % + 2 ms
+    expect(lease.validUntil).toBeLessThanOrEqual(performance.now() + 10_000 - 102);
+    expect(lease.validUntil).toBeGreaterThan(before + 10_000 - 102 - 1_000);
+    expect(await b.tryAcquire(r, { ttlMs: 1_000 })).toBeNull();
+    await lease.extend(10_000);
+    await lease.release();
+    const next = await b.tryAcquire(r, { ttlMs: 1_000 });
+    expect(next).not.toBeNull();
+    await next?.release();
+  });
+
+  it('hands the lock to waiters in arrival order', async () => {
+    const holder = client();
+    const r = resource();
+    const lease = await holder.acquire(r, { ttlMs: 10_000 });
+    const order: number[] = [];
+    const pending: Promise<void>[] = [];
+    for (const [i, w] of [client(), client(), client()].entries()) {
+      pending.push(
+        w.acquire(r, { ttlMs: 10_000, waitMs: 10_000 }).then(async (l) => {
+          order.push(i);
+          await l.release();
+        }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 40));
+    }
+    await lease.release();
+    await Promise.all(pending);
+    expect(order).toEqual([0, 1, 2]);
+  });
+
+  it('times out and aborts waiters without leaving a grant behind', async () => {
+    const [a, b] = [client(), client()];
+    const r = resource();
+    const lease = await a.acquire(r, { ttlMs: 10_000 });
+    await expect(b.acquire(r, { ttlMs: 1_000, waitMs: 100 })).rejects.toBeInstanceOf(LockTimeoutError);
+    const controller = new AbortController();
+    const waiting = b.acquire(r, { ttlMs: 1_000, signal: controller.signal });
+    setTimeout(() => controller.abort(), 50);
+    await expect(waiting).rejects.toBeInstanceOf(LockAbortedError);
+    await lease.release();
+    const next = await a.tryAcquire(r, { ttlMs: 1_000 });
+    expect(next).not.toBeNull();
+    await next?.release();
+  });
+});
