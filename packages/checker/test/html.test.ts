@@ -1,8 +1,11 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadOperations } from '../src/history/index.js';
 import type { Operation } from '../src/history/types.js';
 import { renderHtml } from '../src/html/index.js';
+import { checkLinearizable } from '../src/linearizability/index.js';
 import { checkFences, checkMutex } from '../src/lock/index.js';
+import { modelByName } from '../src/models/index.js';
 import { runCheckers } from '../src/verdict.js';
 import { launchChromium, openHtml } from './html-browser.js';
 import { HistoryBuilder } from './lock-history.js';
@@ -114,6 +117,36 @@ describe('renderHtml in headless Chromium', () => {
       expect(await unknownPage.page.locator('.error').textContent()).toBe('Error: no </script> here');
     } finally {
       await unknownPage.close();
+    }
+  });
+});
+
+describe('renderHtml of real linearizability checks', () => {
+  const data = '/work/shared/data/porcupine/jepsen';
+
+  it.each([
+    ['etcd_000.log', 'illegal'],
+    ['etcd_101.log', 'ok'],
+  ] as const)('draws %s (%s) with its linearization or largest partial one', async (file, verdict) => {
+    const ops = await loadOperations(`${data}/${file}`);
+    const result = checkLinearizable(ops, modelByName('cas-register')!, {
+      diagnose: true,
+      timeoutMs: 20_000,
+    });
+    expect(result.verdict).toBe(verdict);
+    const loaded = await openHtml(browser, renderHtml(result, ops, { title: file, timeUnit: 'index' }));
+    try {
+      const { page, problems } = loaded;
+      expect(problems).toEqual([]);
+      expect(await page.locator(`body[data-verdict="${verdict}"]`).count()).toBe(1);
+      expect(await page.locator('g.op').count()).toBe(result.partitions[0]?.opIds.length);
+      const placed = result.partitions[0]?.linearization ?? result.partitions[0]?.witness?.prefix ?? [];
+      expect(await page.locator('g.op.linearized').count()).toBe(placed.length);
+      const unplaced = await page.locator('g.op.unplaced').count();
+      if (verdict === 'illegal') expect(unplaced).toBeGreaterThan(0);
+      else expect(unplaced).toBe(0);
+    } finally {
+      await loaded.close();
     }
   });
 });

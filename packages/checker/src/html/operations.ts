@@ -1,4 +1,5 @@
 import type { Operation, Verdict } from '../history/types.js';
+import type { PartitionResult } from '../linearizability/check.js';
 import { brief, compareLabels, esc, formatTime, TimeAxis, timeRange } from './markup.js';
 
 /**
@@ -13,9 +14,25 @@ export interface PartitionView {
   operations?: readonly number[];
   /** Operation ids in linearization order: complete when `ok`, the longest partial one otherwise. */
   linearization?: readonly number[];
-  /** Operation ids that could not be placed next (the counter-example's frontier). */
-  unplaced?: readonly number[];
+  /** Operations that could not be placed next (the counter-example's frontier), with why when known. */
+  unplaced?: readonly (number | { id: number; description?: string; reason?: string })[];
   error?: string;
+}
+
+/**
+ * Reads a partition as the linearizability checker reports it (`opIds`, `linearization` when ok, a
+ * `witness` with the longest prefix and the unplaced ops when illegal) or as a `PartitionView`.
+ */
+export function toPartitionView(p: PartitionView | PartitionResult): PartitionView {
+  if (!('opIds' in p)) return p;
+  const view: PartitionView = { verdict: p.verdict, operations: p.opIds };
+  if (p.key !== undefined) view.key = p.key;
+  const order = p.linearization ?? p.witness?.prefix;
+  if (order !== undefined) view.linearization = order;
+  if (p.witness !== undefined) view.unplaced = p.witness.unplaced;
+  const why = [p.reason, p.error, p.witness?.conviction].filter((x) => x !== undefined);
+  if (why.length > 0) view.error = why.join(': ');
+  return view;
 }
 
 const LANE_H = 28;
@@ -38,7 +55,7 @@ export function renderPartition(
     ids !== undefined ? ids.has(op.id) : view.key === undefined || (op.key ?? '') === view.key,
   );
   const order = new Map((view.linearization ?? []).map((id, i) => [id, i]));
-  const unplaced = new Set(view.unplaced ?? []);
+  const unplaced = new Set((view.unplaced ?? []).map(unplacedId));
   const processes = [...new Set(ops.map((op) => String(op.process)))].sort(compareLabels);
   const laneOf = new Map(processes.map((p, i) => [p, i]));
   const { min, max } = timeRange(ops.flatMap((op) => [op.call, op.ret]));
@@ -108,17 +125,23 @@ function linearizationPath(
   return `<g class="linearization-path"><polyline points="${points.join(' ')}"/>${dots.join('')}</g>`;
 }
 
+function unplacedId(u: number | { id: number }): number {
+  return typeof u === 'number' ? u : u.id;
+}
+
 function orderList(
   view: PartitionView,
   byId: ReadonlyMap<number, Operation>,
   order: Map<number, number>,
 ): string {
-  const item = (id: number) => {
+  const item = (entry: number | { id: number; reason?: string }) => {
+    const id = unplacedId(entry);
     const op = byId.get(id);
-    const text =
+    let text =
       op === undefined
         ? `op ${id}`
         : `${op.f} ${brief(op.input, 60)} → ${brief(op.output, 60)} (process ${op.process})`;
+    if (typeof entry !== 'number' && entry.reason !== undefined) text += ` — ${entry.reason}`;
     return `<li data-op="${id}">${esc(text)}</li>`;
   };
   const lin = view.linearization ?? [];
@@ -129,7 +152,7 @@ function orderList(
   const parts = [
     `<h4>${esc(heading)}</h4><ol class="linearization">${lin.slice(0, 2000).map(item).join('')}</ol>`,
   ];
-  const unplaced = (view.unplaced ?? []).filter((id) => !order.has(id));
+  const unplaced = (view.unplaced ?? []).filter((u) => !order.has(unplacedId(u)));
   if (unplaced.length > 0) {
     parts.push(
       `<h4>Could not be placed next (${unplaced.length})</h4><ul class="unplaced-list">${unplaced.map(item).join('')}</ul>`,

@@ -1,10 +1,11 @@
 import { pairOperations } from '../history/pairing.js';
 import type { HistoryEvent, Operation, Verdict } from '../history/types.js';
+import type { PartitionResult } from '../linearizability/check.js';
 import { RESOURCE_PROCESS } from '../lock/events.js';
 import { type CheckResult, composeVerdicts, isVerdict } from '../verdict.js';
 import { type LaneViolation, renderLockLanes } from './lanes.js';
 import { brief, esc, inlineJson } from './markup.js';
-import { type PartitionView, renderPartition } from './operations.js';
+import { type PartitionView, renderPartition, toPartitionView } from './operations.js';
 import { PAGE_CSS, PAGE_JS, SVG_DEFS } from './page.js';
 
 export interface RenderOptions {
@@ -19,7 +20,7 @@ export interface RenderOptions {
 /** A check result as the page reads it: any `CheckResult`, plus `partitions` for linearizability. */
 export type RenderableResult = Partial<CheckResult> & {
   verdict: Verdict;
-  partitions?: readonly PartitionView[];
+  partitions?: readonly (PartitionView | PartitionResult)[];
 };
 
 /**
@@ -99,7 +100,7 @@ function checkSection(
   if (r.error !== undefined) parts.push(`<p class="error">${esc(r.error)}</p>`);
   if (r.stats !== undefined) parts.push(statsList(r.stats));
   if (r.violations !== undefined && r.violations.length > 0) parts.push(violationTable(name, r.violations));
-  for (const p of r.partitions ?? []) {
+  for (const p of (r.partitions ?? []).map(toPartitionView)) {
     const label = p.key === undefined ? 'history' : `key ${p.key}`;
     parts.push(
       `<section class="partition" data-key="${esc(p.key ?? '')}" data-verdict="${esc(p.verdict)}"><h3>${esc(label)} <span class="badge" data-verdict="${esc(p.verdict)}">${esc(p.verdict)}</span></h3>${p.error === undefined ? '' : `<p class="error">${esc(p.error)}</p>`}<div class="scroll">${renderPartition(p, operations(), unit)}</div></section>`,
@@ -135,7 +136,9 @@ function summary(r: RenderableResult): unknown {
     error: r.error,
     stats: r.stats,
     violations: (r.violations ?? []).slice(0, 500),
-    partitions: r.partitions?.map((p) => ({ key: p.key, verdict: p.verdict, unplaced: p.unplaced })),
+    partitions: r.partitions
+      ?.map(toPartitionView)
+      .map((p) => ({ key: p.key, verdict: p.verdict, unplaced: p.unplaced })),
   };
 }
 

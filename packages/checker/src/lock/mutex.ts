@@ -2,18 +2,18 @@ import type { HistoryEvent } from '../history/types.js';
 import type { CheckResult } from '../verdict.js';
 import { LockHistoryError } from './errors.js';
 import type { ClientId } from './events.js';
-import { acceptedOf, clientOf, resourceEvents, resourceKey } from './resource-log.js';
+import { acceptedOf, clientOf, forEachResourceEvent, resourceKey } from './resource-log.js';
 
 /** A critical section as timed by the resource: from an accepted `enter` to the holder's `leave`. */
 export interface CriticalSection {
   key: string;
   client: ClientId;
-  fence?: string;
+  fence?: string | undefined;
   start: number;
   /** `Infinity` when the holder never left: it may still be acting. */
   end: number;
   startIndex: number;
-  endIndex?: number;
+  endIndex?: number | undefined;
 }
 
 /** Two holders inside the same resource at once, during [from, to]. `first` entered first. */
@@ -59,6 +59,15 @@ export function criticalSections(
   onOverlap: (first: CriticalSection, second: CriticalSection) => void = () => {},
 ): { sections: CriticalSection[]; stats: MutexStats } {
   const sections: CriticalSection[] = [];
+  const stats = sweep(history, onOverlap, (s) => sections.push(s));
+  return { sections, stats };
+}
+
+function sweep(
+  history: Iterable<HistoryEvent>,
+  onOverlap: (first: CriticalSection, second: CriticalSection) => void,
+  onSection?: (section: CriticalSection) => void,
+): MutexStats {
   const inside = new Map<string, Map<ClientId, CriticalSection>>();
   const stats: MutexStats = {
     sections: 0,
@@ -69,54 +78,65 @@ export function criticalSections(
     reentries: 0,
     resources: 0,
   };
+  // One resource is the common case: keep its holders at hand instead of a map lookup per event.
+  let lastKey: string | undefined;
+  let holders = new Map<ClientId, CriticalSection>();
 
-  for (const event of resourceEvents(history, KINDS)) {
+  forEachResourceEvent(history, KINDS, (event) => {
     const key = resourceKey(event);
     const client = clientOf(event);
-    let holders = inside.get(key);
-    if (holders === undefined) {
-      holders = new Map();
-      inside.set(key, holders);
+    if (key !== lastKey) {
+      let found = inside.get(key);
+      if (found === undefined) {
+        found = new Map();
+        inside.set(key, found);
+      }
+      holders = found;
+      lastKey = key;
     }
     if (event.f === 'enter') {
       if (!acceptedOf(event)) {
         stats.refused++;
-        continue;
+        return;
       }
       if (holders.has(client)) {
         stats.reentries++;
-        continue;
+        return;
       }
       const fence = event.value.fence;
+      // Every field is set here, in one order, so all sections share one hidden class.
       const section: CriticalSection = {
         key,
         client,
+        fence: fence === undefined || fence === null ? undefined : String(fence),
         start: event.time,
         end: Number.POSITIVE_INFINITY,
         startIndex: event.index,
+        endIndex: undefined,
       };
-      if (fence !== undefined && fence !== null) section.fence = String(fence);
-      for (const other of holders.values()) {
-        stats.overlaps++;
-        onOverlap(other, section);
+      if (holders.size > 0) {
+        for (const other of holders.values()) {
+          stats.overlaps++;
+          onOverlap(other, section);
+        }
       }
       holders.set(client, section);
-      sections.push(section);
+      stats.sections++;
+      onSection?.(section);
     } else {
       const section = holders.get(client);
       if (section === undefined) {
         stats.unmatchedLeaves++;
-        continue;
+        return;
       }
       section.end = event.time;
       section.endIndex = event.index;
       holders.delete(client);
     }
-  }
-  for (const holders of inside.values()) stats.open += holders.size;
-  stats.sections = sections.length;
+  });
+  for (const open of inside.values()) stats.open += open.size;
   stats.resources = inside.size;
-  return { sections, stats };
+  return stats;
 }
 
 /**
@@ -129,7 +149,7 @@ export function checkMutex(history: Iterable<HistoryEvent>, options: MutexCheckO
     throw new LockHistoryError(undefined, 'maxViolations to be a non-negative integer', max);
   }
   const pairs: [CriticalSection, CriticalSection][] = [];
-  const { stats } = criticalSections(history, (first, second) => {
+  const stats = sweep(history, (first, second) => {
     if (pairs.length < max) pairs.push([first, second]);
   });
   // Ends are known only after the sweep, so the overlap windows are computed here.

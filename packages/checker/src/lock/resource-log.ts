@@ -12,28 +12,57 @@ export function resourceEvents<K extends ResourceEventKind>(
   kinds: ReadonlySet<K>,
 ): Extract<ResourceEvent, { f: K }>[] {
   const events: Extract<ResourceEvent, { f: K }>[] = [];
+  forEachResourceEvent(history, kinds, (e) => events.push(e));
+  return events;
+}
+
+/**
+ * Calls `visit` for each of the resource's events of the given kinds, in the resource's order, without
+ * copying the history when it is already in time order (harness histories are written that way; the
+ * copy and the sort are the fallback for merged or foreign files). This is the hot path of the
+ * mutual-exclusion check on million-operation histories.
+ */
+export function forEachResourceEvent<K extends ResourceEventKind>(
+  history: Iterable<HistoryEvent>,
+  kinds: ReadonlySet<K>,
+  visit: (event: Extract<ResourceEvent, { f: K }>) => void,
+): void {
+  const all = Array.isArray(history) ? (history as readonly HistoryEvent[]) : [...history];
   let sorted = true;
-  let last: HistoryEvent | undefined;
-  for (const event of history) {
+  let lastTime = Number.NEGATIVE_INFINITY;
+  let lastIndex = Number.NEGATIVE_INFINITY;
+  let count = 0;
+  for (let i = 0; i < all.length; i++) {
+    const event = all[i]!;
     if (event.process !== RESOURCE_PROCESS || !kinds.has(event.f as K)) continue;
-    if (typeof event.time !== 'number' || Number.isNaN(event.time)) {
-      throw new LockHistoryError(event.index, 'a numeric "time"', event.time);
+    count++;
+    const time = event.time;
+    if (typeof time !== 'number' || Number.isNaN(time)) {
+      throw new LockHistoryError(event.index, 'a numeric "time"', time);
     }
     if (typeof event.value !== 'object' || event.value === null) {
       throw new LockHistoryError(event.index, `an object "value" for a resource "${event.f}"`, event.value);
     }
-    if (
-      last !== undefined &&
-      (event.time < last.time || (event.time === last.time && event.index < last.index))
-    ) {
-      sorted = false;
-    }
-    last = event;
-    events.push(event as Extract<ResourceEvent, { f: K }>);
+    if (time < lastTime || (time === lastTime && event.index < lastIndex)) sorted = false;
+    lastTime = time;
+    lastIndex = event.index;
   }
-  // Harness histories are written in time order; sorting is the fallback for merged or foreign files.
-  if (!sorted) events.sort((a, b) => a.time - b.time || a.index - b.index);
-  return events;
+  if (sorted) {
+    for (let i = 0; i < all.length; i++) {
+      const event = all[i]!;
+      if (event.process === RESOURCE_PROCESS && kinds.has(event.f as K)) {
+        visit(event as Extract<ResourceEvent, { f: K }>);
+      }
+    }
+    return;
+  }
+  const picked: HistoryEvent[] = new Array(count);
+  let n = 0;
+  for (const event of all) {
+    if (event.process === RESOURCE_PROCESS && kinds.has(event.f as K)) picked[n++] = event;
+  }
+  picked.sort((a, b) => a.time - b.time || a.index - b.index);
+  for (const event of picked) visit(event as Extract<ResourceEvent, { f: K }>);
 }
 
 /** The resource (partition) an event belongs to; one resource when the history has no keys. */

@@ -1,0 +1,167 @@
+/**
+ * Benchmark of the mutual-exclusion checker on large generated lock histories.
+ * Each case runs in a fresh Node process (so peak RSS belongs to that case alone), three times; the
+ * table gives medians. Run: `npm run bench:mutex -w @fencekit/checker` (after a build).
+ *
+ * A history of N operations here is N critical sections, i.e. 2N resource lines (`enter` + `leave`),
+ * by 8 clients taking turns, with one overlap every 10 000 sections so the checker also reports.
+ */
+import { execFileSync } from 'node:child_process';
+import { cpus, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { parseHistoryJsonl } from '../history/jsonl.js';
+import type { HistoryEvent } from '../history/types.js';
+import { checkMutex } from '../lock/mutex.js';
+
+const RUNS = 3;
+const CLIENTS = 8;
+
+interface Sample {
+  mode: 'check' | 'parse+check';
+  operations: number;
+  lines: number;
+  ms: number;
+  maxRssMiB: number;
+  overlaps: number;
+}
+
+/** Deterministic generator (LCG) so every run checks the same history. */
+function generate(sections: number): HistoryEvent[] {
+  const events: HistoryEvent[] = [];
+  let seed = 42;
+  const rand = () => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed / 2147483648;
+  };
+  let t = 1_000_000;
+  for (let s = 0; s < sections; s++) {
+    const client = s % CLIENTS;
+    const enter = t;
+    const hold = 20_000 + Math.floor(rand() * 80_000);
+    const leave = enter + hold;
+    const overlapping = s % 10_000 === 9_999;
+    events.push({
+      index: events.length,
+      time: enter,
+      process: 'resource',
+      type: 'ok',
+      f: 'enter',
+      value: { client, fence: String(s + 1), accepted: true },
+    });
+    if (overlapping) {
+      // The next holder enters before this one leaves: a real violation for the checker to find.
+      t = enter + Math.floor(hold / 2);
+      events.push({
+        index: events.length,
+        time: t,
+        process: 'resource',
+        type: 'ok',
+        f: 'enter',
+        value: { client: (client + 1) % CLIENTS, fence: String(s + 2), accepted: true },
+      });
+      events.push({
+        index: events.length,
+        time: leave,
+        process: 'resource',
+        type: 'ok',
+        f: 'leave',
+        value: { client },
+      });
+      s++;
+      const end = leave + 10_000;
+      events.push({
+        index: events.length,
+        time: end,
+        process: 'resource',
+        type: 'ok',
+        f: 'leave',
+        value: { client: (client + 1) % CLIENTS },
+      });
+      t = end + 1_000;
+      continue;
+    }
+    events.push({
+      index: events.length,
+      time: leave,
+      process: 'resource',
+      type: 'ok',
+      f: 'leave',
+      value: { client },
+    });
+    t = leave + 1_000 + Math.floor(rand() * 5_000);
+  }
+  return events;
+}
+
+function runCase(mode: Sample['mode'], operations: number): Sample {
+  const events = generate(operations);
+  let input: HistoryEvent[] | string = events;
+  if (mode === 'parse+check') input = `${events.map((e) => JSON.stringify(e)).join('\n')}\n`;
+  events.length = mode === 'parse+check' ? 0 : events.length;
+  (globalThis as { gc?: () => void }).gc?.();
+  const rssBefore = process.resourceUsage().maxRSS;
+  const start = process.hrtime.bigint();
+  const history = typeof input === 'string' ? parseHistoryJsonl(input, 'bench.jsonl') : input;
+  const result = checkMutex(history);
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  return {
+    mode,
+    operations,
+    lines: history.length,
+    ms,
+    // maxRSS includes the generated input, which a real run would also hold (file text or events).
+    maxRssMiB: Math.max(rssBefore, process.resourceUsage().maxRSS) / 1024,
+    overlaps: result.stats.overlaps,
+  };
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? Number.NaN;
+}
+
+function main(): void {
+  const [, , mode, ops] = process.argv;
+  if (mode === 'check' || mode === 'parse+check') {
+    process.stdout.write(JSON.stringify(runCase(mode, Number(ops))));
+    return;
+  }
+  const self = fileURLToPath(import.meta.url);
+  const cases: [Sample['mode'], number][] = [
+    ['check', 100_000],
+    ['check', 1_000_000],
+    ['parse+check', 100_000],
+    ['parse+check', 1_000_000],
+  ];
+  console.log(`mutual-exclusion checker, ${new Date().toISOString().slice(0, 10)}, Node ${process.version}`);
+  console.log(
+    `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB; median of ${RUNS} fresh processes\n`,
+  );
+  console.log(
+    '| mode | operations (sections) | lines | time (ms) | max RSS (MiB) | overlaps found | target |',
+  );
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | --- |');
+  for (const [m, n] of cases) {
+    const samples: Sample[] = [];
+    for (let r = 0; r < RUNS; r++) {
+      const out = execFileSync(
+        process.execPath,
+        ['--expose-gc', '--max-old-space-size=4096', self, m, String(n)],
+        {
+          encoding: 'utf8',
+        },
+      );
+      samples.push(JSON.parse(out) as Sample);
+    }
+    const ms = median(samples.map((s) => s.ms));
+    const rss = median(samples.map((s) => s.maxRssMiB));
+    const first = samples[0]!;
+    const target =
+      n === 1_000_000 ? (ms < 2000 && rss < 1024 ? '< 2 s, < 1 GiB: met' : '< 2 s, < 1 GiB: MISSED') : '';
+    console.log(
+      `| ${m} | ${n.toLocaleString('en')} | ${first.lines.toLocaleString('en')} | ${ms.toFixed(0)} | ${rss.toFixed(0)} | ${first.overlaps} | ${target} |`,
+    );
+  }
+}
+
+main();
