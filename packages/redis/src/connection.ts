@@ -34,9 +34,13 @@ export function openConnection(connection: RedisConnection, defaults: RedisOptio
   return { redis, owned: true, name: describe(redis) };
 }
 
-/** A second connection like `redis` (same auth, TLS, db), for blocking or pub/sub use. */
+/**
+ * A second connection like `redis` (same auth, TLS, db), for pub/sub. It queues commands while
+ * connecting even when `redis` does not (Redlock's nodes fail fast instead), so SUBSCRIBE waits for
+ * the connection rather than failing because it is not up yet.
+ */
 export function duplicateConnection(redis: Redis): Redis {
-  const copy = redis.duplicate();
+  const copy = redis.duplicate({ enableOfflineQueue: true });
   copy.on('error', () => undefined);
   return copy;
 }

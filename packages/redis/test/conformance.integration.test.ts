@@ -1,0 +1,11 @@
+import { describeLockConformance } from '@fencekit/core/testing';
+import { RedisLockClient } from '@fencekit/redis';
+import { inject } from 'vitest';
+
+const endpoint = inject('redisEndpoint');
+
+describeLockConformance('redis', {
+  createClient: async () => new RedisLockClient({ connection: `redis://${endpoint}` }),
+  capabilities: { safeFences: true, fair: true, blocking: true, expiry: true, cleanClose: true },
+  ttlMs: 500,
+});

@@ -1,0 +1,12 @@
+import { injectCluster } from '@fencekit/cluster/vitest';
+import { describeLockConformance } from '@fencekit/core/testing';
+import { RedlockClient } from '@fencekit/redlock';
+
+const { endpoints } = injectCluster('redlock');
+
+describeLockConformance('redlock', {
+  createClient: async () => new RedlockClient({ nodes: endpoints.map((e) => `redis://${e}`) }),
+  // Redlock cannot promise fences (see the README); everything else it must meet.
+  capabilities: { safeFences: false, fair: true, blocking: true, expiry: true, cleanClose: true },
+  ttlMs: 500,
+});
