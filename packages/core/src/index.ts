@@ -6,6 +6,13 @@ export {
   deadlineSignal,
   sleep,
 } from './abort.js';
+export {
+  type AutoExtendHandle,
+  type AutoExtendOptions,
+  autoExtend,
+  normalizeAutoExtend,
+} from './auto-extend.js';
+export { Backoff, type BackoffOptions, fullJitterDelay } from './backoff.js';
 export { monotonicNow, validUntilFrom } from './clock.js';
 export type {
   AcquireOptions,
@@ -60,3 +67,4 @@ export {
   normalizeAcquire,
   normalizeTryAcquire,
 } from './validate.js';
+export { type WithLockOptions, withLock } from './with-lock.js';

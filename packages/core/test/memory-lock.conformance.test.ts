@@ -6,5 +6,4 @@ const server = new MemoryLockServer();
 describeLockConformance('memory', {
   createClient: async () => createMemoryLockClient({ server }),
   capabilities: { safeFences: true, fair: true, blocking: true },
-  ttlMs: 200,
 });

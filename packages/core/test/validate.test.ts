@@ -1,0 +1,64 @@
+import {
+  assertNonNegativeMs,
+  assertPositiveMs,
+  assertResource,
+  assertSignal,
+  DEFAULT_WAIT_MS,
+  InvalidArgumentError,
+  isFencekitError,
+  normalizeAcquire,
+  normalizeTryAcquire,
+} from '@fencekit/core';
+import { describe, expect, it } from 'vitest';
+
+describe('validate', () => {
+  it('accepts good resources and refuses empty, long, non-string and control characters', () => {
+    expect(() => assertResource('inventory:sku-42')).not.toThrow();
+    for (const bad of ['', 'x'.repeat(513), 'a\nb', 'tab\there', 42, null, undefined, {}]) {
+      expect(() => assertResource(bad)).toThrow(InvalidArgumentError);
+    }
+  });
+
+  it('names the argument, what it got and what it expected', () => {
+    try {
+      assertPositiveMs('ttlMs', Number.NaN);
+      expect.unreachable();
+    } catch (error) {
+      expect(isFencekitError(error, 'invalid-argument')).toBe(true);
+      expect((error as InvalidArgumentError).argument).toBe('ttlMs');
+      expect((error as Error).message).toBe(
+        'Invalid ttlMs: got NaN, expected a positive finite number of milliseconds',
+      );
+    }
+    expect(() => assertResource('')).toThrow('Invalid resource: got ""');
+    expect(() => assertPositiveMs('ttlMs', 5n)).toThrow('got 5n');
+  });
+
+  it('checks durations', () => {
+    for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, '5', undefined]) {
+      expect(() => assertPositiveMs('ttlMs', bad)).toThrow(InvalidArgumentError);
+    }
+    expect(() => assertNonNegativeMs('waitMs', 0)).not.toThrow();
+    expect(() => assertNonNegativeMs('waitMs', -0.5)).toThrow(InvalidArgumentError);
+  });
+
+  it('checks signals', () => {
+    expect(() => assertSignal('signal', undefined)).not.toThrow();
+    expect(() => assertSignal('signal', new AbortController().signal)).not.toThrow();
+    expect(() => assertSignal('signal', { aborted: false })).toThrow('Invalid signal');
+  });
+
+  it('normalizes acquire and tryAcquire options', () => {
+    expect(normalizeAcquire('r', { ttlMs: 10 })).toEqual({
+      resource: 'r',
+      ttlMs: 10,
+      waitMs: DEFAULT_WAIT_MS,
+      signal: undefined,
+    });
+    expect(normalizeAcquire('r', { ttlMs: 10, waitMs: 0 }).waitMs).toBe(0);
+    expect(() => normalizeAcquire('r', undefined)).toThrow('Invalid options');
+    expect(() => normalizeAcquire('r', { ttlMs: 10, waitMs: Number.NaN })).toThrow('Invalid waitMs');
+    expect(normalizeTryAcquire('r', { ttlMs: 5 })).toEqual({ resource: 'r', ttlMs: 5, signal: undefined });
+    expect(() => normalizeTryAcquire('r', null as never)).toThrow('Invalid options');
+  });
+});
