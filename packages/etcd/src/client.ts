@@ -1,0 +1,171 @@
+import { randomUUID } from 'node:crypto';
+import {
+  assertPositiveMs,
+  assertResource,
+  assertSignal,
+  ClientClosedError,
+  type ElectionClient,
+  InvalidArgumentError,
+  type LockCapabilities,
+  type LockClient,
+  LockTimeoutError,
+  normalizeAcquire,
+} from '@fencekit/core';
+import type { Etcd3 } from 'etcd3';
+import { type Connection, connect, type EtcdConnectionOptions } from './connection.js';
+import { EtcdElection } from './election.js';
+import { queuePrefix } from './keys.js';
+import { EtcdLease } from './lease.js';
+import { SessionPool } from './session-pool.js';
+import { type QueueContext, waitForHead } from './wait.js';
+
+export interface EtcdClientOptions extends EtcdConnectionOptions {
+  /** Key prefix for every lock and election key. Default `"fencekit"`. */
+  prefix?: string;
+}
+
+/**
+ * etcd locks and elections (`etcd3` client) with fences etcd itself can enforce.
+ *
+ * - Fair: waiters are granted in the order their keys were created (create revision), each watching
+ *   only the key just ahead of it.
+ * - Fence: the lock key's create revision, strictly increasing across all holders of a resource.
+ * - Liveness: keys are attached to a session lease kept alive in the background; a lease is held
+ *   until released or until its session is lost (keep-alive refused, or its TTL ran out on the local
+ *   monotonic clock since the last answered keep-alive). A crashed holder's lock frees itself after
+ *   the TTL.
+ * - Not re-entrant: a second acquire of a held resource from the same client queues behind the first.
+ */
+export class EtcdClient implements LockClient<bigint>, ElectionClient {
+  readonly backend = 'etcd';
+  readonly capabilities: LockCapabilities = { safeFences: true, fair: true, faultTolerant: true };
+  readonly #connection: Connection;
+  readonly #context: QueueContext;
+  readonly #closing = new AbortController();
+  readonly #inflight = new Set<Promise<unknown>>();
+  readonly #leases = new Set<EtcdLease>();
+  readonly #elections = new Set<EtcdElection>();
+  #closed: Promise<void> | undefined;
+
+  constructor(options: EtcdClientOptions) {
+    if (typeof options !== 'object' || options === null) {
+      throw new InvalidArgumentError('options', options, 'an object with hosts or client');
+    }
+    const prefix = options.prefix ?? 'fencekit';
+    if (typeof prefix !== 'string' || prefix.length === 0) {
+      throw new InvalidArgumentError('prefix', prefix, 'a non-empty string');
+    }
+    this.#connection = connect(options);
+    const etcd = this.#connection.etcd;
+    const sessions = new SessionPool(etcd, this.#connection.callTimeoutMs);
+    this.#context = {
+      etcd,
+      prefix,
+      sessions,
+      closing: this.#closing.signal,
+      track: (work) => this.#track(work),
+    };
+  }
+
+  /** The underlying `etcd3` client, for your own transactions (see `ownershipCompare`). */
+  get etcd(): Etcd3 {
+    return this.#connection.etcd;
+  }
+
+  async acquire(resource: string, options: Parameters<LockClient<bigint>['acquire']>[1]): Promise<EtcdLease> {
+    const o = normalizeAcquire(resource, options);
+    const lease = await this.#lock(o.resource, o.ttlMs, o.waitMs, o.signal, true);
+    if (!lease) throw new LockTimeoutError(o.resource, o.waitMs);
+    return lease;
+  }
+
+  async tryAcquire(
+    resource: string,
+    options: Parameters<LockClient<bigint>['tryAcquire']>[1],
+  ): Promise<EtcdLease | null> {
+    assertResource(resource);
+    if (typeof options !== 'object' || options === null) {
+      throw new InvalidArgumentError('options', options, 'an object with ttlMs');
+    }
+    assertPositiveMs('ttlMs', options.ttlMs);
+    assertSignal('signal', options.signal);
+    return await this.#lock(resource, options.ttlMs, Number.POSITIVE_INFINITY, options.signal, false);
+  }
+
+  /** An election named `name`; candidates' keys live under `<prefix>/elections/<name>/`. */
+  election(name: string, options: { ttlMs: number }): EtcdElection {
+    assertResource(name);
+    if (typeof options !== 'object' || options === null) {
+      throw new InvalidArgumentError('options', options, 'an object with ttlMs');
+    }
+    assertPositiveMs('ttlMs', options.ttlMs);
+    if (this.#closing.signal.aborted) throw new ClientClosedError('etcd client');
+    const election = new EtcdElection(this.#context, name, options.ttlMs, () =>
+      this.#elections.delete(election),
+    );
+    this.#elections.add(election);
+    return election;
+  }
+
+  /** Releases held leases, withdraws waiters and campaigns, revokes sessions, closes the etcd client. */
+  close(): Promise<void> {
+    this.#closed ??= this.#close();
+    return this.#closed;
+  }
+
+  async #lock(
+    resource: string,
+    ttlMs: number,
+    waitMs: number,
+    signal: AbortSignal | undefined,
+    wait: boolean,
+  ): Promise<EtcdLease | null> {
+    if (this.#closing.signal.aborted) throw new ClientClosedError('etcd client');
+    const granted = await this.#track(
+      waitForHead(this.#context, {
+        queue: queuePrefix(this.#context.prefix, 'locks', resource),
+        name: resource,
+        ttlMs,
+        waitMs,
+        signal,
+        wait,
+        // The owner token: unguessable, and names the session for whoever reads the key.
+        value: (session) => `${session.idHex}:${randomUUID()}`,
+      }),
+    );
+    if (!granted) return null;
+    const lease: EtcdLease = new EtcdLease({
+      etcd: this.#context.etcd,
+      session: granted.session,
+      ticket: granted.ticket,
+      resource,
+      owner: granted.ticket.value,
+      onEnd: () => {
+        this.#leases.delete(lease);
+        granted.checkIn();
+      },
+    });
+    if (lease.signal.aborted) {
+      granted.checkIn();
+      return lease;
+    }
+    this.#leases.add(lease);
+    return lease;
+  }
+
+  #track<T>(work: Promise<T>): Promise<T> {
+    this.#inflight.add(work);
+    const forget = () => this.#inflight.delete(work);
+    work.then(forget, forget);
+    return work;
+  }
+
+  async #close(): Promise<void> {
+    this.#closing.abort(new ClientClosedError('etcd client'));
+    await Promise.allSettled([...this.#inflight]);
+    await Promise.allSettled([...this.#elections].map((e) => e.close()));
+    await Promise.allSettled([...this.#leases].map((l) => l.release()));
+    await this.#context.sessions.close();
+    if (this.#connection.owned) this.#connection.etcd.close();
+  }
+}

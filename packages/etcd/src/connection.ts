@@ -1,0 +1,57 @@
+import { InvalidArgumentError } from '@fencekit/core';
+import { Etcd3, type IOptions } from 'etcd3';
+
+/** How to reach etcd. Everything security-related is handed to the `etcd3` client unchanged. */
+export interface EtcdConnectionOptions {
+  /** Client endpoints: `127.0.0.1:2379` or full URLs (`https://…`). Ignored when `client` is given. */
+  hosts?: string | readonly string[];
+  /** TLS: CA certificate, and for mutual TLS the client key and certificate chain (PEM buffers). */
+  credentials?: { rootCertificate: Buffer; privateKey?: Buffer; certChain?: Buffer };
+  /** etcd user/password authentication. */
+  auth?: { username: string; password: string };
+  /** Deadline for each unary request (ms). Default 5 000: no request waits forever on a dead server. */
+  callTimeoutMs?: number;
+  /** How long to wait while connecting (ms). Default 5 000. */
+  dialTimeoutMs?: number;
+  /** Bring your own client; fencekit then never closes it. */
+  client?: Etcd3;
+}
+
+export const DEFAULT_CALL_TIMEOUT_MS = 5_000;
+
+/** An `etcd3` client plus whether fencekit owns it (and so must close it). */
+export interface Connection {
+  readonly etcd: Etcd3;
+  readonly owned: boolean;
+  readonly callTimeoutMs: number;
+}
+
+export function connect(options: EtcdConnectionOptions): Connection {
+  const callTimeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+  if (!Number.isFinite(callTimeoutMs) || callTimeoutMs <= 0) {
+    throw new InvalidArgumentError(
+      'callTimeoutMs',
+      callTimeoutMs,
+      'a positive finite number of milliseconds',
+    );
+  }
+  if (options.client) return { etcd: options.client, owned: false, callTimeoutMs };
+  const hosts = typeof options.hosts === 'string' ? [options.hosts] : [...(options.hosts ?? [])];
+  if (hosts.length === 0 || hosts.some((h) => typeof h !== 'string' || h.length === 0)) {
+    throw new InvalidArgumentError(
+      'hosts',
+      options.hosts,
+      'one or more etcd endpoints such as "127.0.0.1:2379"',
+    );
+  }
+  const scheme = options.credentials ? 'https://' : 'http://';
+  const config: IOptions = {
+    hosts: hosts.map((h) => (/^https?:\/\//.test(h) ? h : scheme + h)),
+    dialTimeout: options.dialTimeoutMs ?? 5_000,
+    // Streams (watch, keep-alive) live on; every unary call gets a deadline so none hangs forever.
+    defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + callTimeoutMs }),
+  };
+  if (options.credentials) config.credentials = options.credentials;
+  if (options.auth) config.auth = { username: options.auth.username, password: options.auth.password };
+  return { etcd: new Etcd3(config), owned: true, callTimeoutMs };
+}

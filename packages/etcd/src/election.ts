@@ -1,0 +1,291 @@
+import {
+  assertNonNegativeMs,
+  assertSignal,
+  type CampaignOptions,
+  DEFAULT_WAIT_MS,
+  type Election,
+  InvalidArgumentError,
+  type LeaderInfo,
+  type Leadership,
+  LockLostError,
+} from '@fencekit/core';
+import type { IKeyValue } from 'etcd3';
+import { anySignal, untilAborted } from './abort.js';
+import { ownershipCompare } from './guard.js';
+import { queuePrefix } from './keys.js';
+import { EtcdLease, shareHolding } from './lease.js';
+import { readHead, toBackendError } from './queue.js';
+import { type QueueContext, waitForHead } from './wait.js';
+
+/** A leader as etcd stores it: who, since which revision (the term), and what it last proclaimed. */
+export interface EtcdLeaderInfo extends LeaderInfo {
+  /** The value the leader campaigned with or last proclaimed (the candidate name until it proclaims). */
+  readonly value: string;
+}
+
+interface StoredCandidate {
+  candidate: string;
+  value: string;
+}
+
+function encode(entry: StoredCandidate): string {
+  return JSON.stringify(entry);
+}
+
+function leaderFrom(kv: IKeyValue | undefined): EtcdLeaderInfo | null {
+  if (!kv) return null;
+  const text = kv.value.toString('utf8');
+  let stored: Partial<StoredCandidate> = {};
+  try {
+    stored = JSON.parse(text) as Partial<StoredCandidate>;
+  } catch {
+    // A key written by another tool: its raw value is the best name we have.
+    stored = { candidate: text, value: text };
+  }
+  return {
+    candidate: String(stored.candidate ?? text),
+    value: String(stored.value ?? stored.candidate ?? text),
+    term: BigInt(kv.create_revision),
+  };
+}
+
+function sameLeader(a: EtcdLeaderInfo | null, b: EtcdLeaderInfo | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a.term === b.term && a.candidate === b.candidate && a.value === b.value;
+}
+
+/** Leadership won in an etcd election: its term is the candidate key's create revision. */
+export class EtcdLeadership implements Leadership {
+  readonly election: string;
+  readonly candidate: string;
+  readonly term: bigint;
+  readonly #lease: EtcdLease;
+  readonly #context: QueueContext;
+
+  constructor(context: QueueContext, election: string, candidate: string, lease: EtcdLease) {
+    this.#context = context;
+    this.election = election;
+    this.candidate = candidate;
+    this.term = lease.fence;
+    this.#lease = lease;
+    shareHolding(lease, this);
+  }
+
+  get signal(): AbortSignal {
+    return this.#lease.signal;
+  }
+
+  get isLeader(): boolean {
+    return this.#lease.held;
+  }
+
+  /** The candidate key (compare its create revision with `term` in your own Txns). */
+  get key(): string {
+    return this.#lease.key;
+  }
+
+  /**
+   * Announces a new value without a new election (observers see it), only while still leader: one
+   * Txn guarded by the key's create revision. Throws `LockLostError` when leadership is gone.
+   */
+  async proclaim(value: string): Promise<void> {
+    if (typeof value !== 'string') throw new InvalidArgumentError('value', value, 'a string');
+    if (!this.#lease.held) throw new LockLostError(this.election, 'no longer the leader');
+    let succeeded: boolean;
+    try {
+      const response = await this.#context.etcd.kv.txn({
+        compare: [ownershipCompare(this)],
+        success: [
+          {
+            request_put: {
+              key: Buffer.from(this.key, 'utf8'),
+              value: Buffer.from(encode({ candidate: this.candidate, value }), 'utf8'),
+              lease: this.#lease.leaseId,
+            },
+          },
+        ],
+        failure: [],
+      });
+      succeeded = response.succeeded;
+    } catch (error) {
+      throw toBackendError('proclaim', error);
+    }
+    if (!succeeded) {
+      this.#lease.markLost('the candidate key is gone');
+      throw new LockLostError(this.election, 'no longer the leader');
+    }
+  }
+
+  /** Steps down: deletes the candidate key, which wakes the next candidate. Idempotent. */
+  async resign(): Promise<void> {
+    await this.#lease[Symbol.asyncDispose]();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.resign();
+  }
+}
+
+/**
+ * Leader election over one etcd key prefix, like etcd's Go `concurrency.Election`: candidates queue
+ * by create revision, the lowest leads, each waits for only the candidate ahead of it. `observe()`
+ * follows the head of the queue through a watch.
+ */
+export class EtcdElection implements Election {
+  readonly name: string;
+  readonly #context: QueueContext;
+  readonly #ttlMs: number;
+  readonly #queue: string;
+  readonly #closing = new AbortController();
+  readonly #leaderships = new Set<EtcdLeadership>();
+  readonly #onClose: () => void;
+
+  constructor(context: QueueContext, name: string, ttlMs: number, onClose: () => void) {
+    this.#context = context;
+    this.name = name;
+    this.#ttlMs = ttlMs;
+    this.#queue = queuePrefix(context.prefix, 'elections', name);
+    this.#onClose = onClose;
+  }
+
+  async campaign(candidate: string, options: CampaignOptions = {}): Promise<EtcdLeadership> {
+    if (typeof candidate !== 'string' || candidate.length === 0) {
+      throw new InvalidArgumentError('candidate', candidate, 'a non-empty string');
+    }
+    assertSignal('signal', options.signal);
+    const waitMs = options.waitMs ?? (options.signal ? Number.POSITIVE_INFINITY : DEFAULT_WAIT_MS);
+    assertNonNegativeMs('waitMs', waitMs === Number.POSITIVE_INFINITY ? 0 : waitMs);
+    const stop = anySignal([options.signal, this.#closing.signal]);
+    try {
+      const granted = await this.#context.track(
+        waitForHead(this.#context, {
+          queue: this.#queue,
+          name: this.name,
+          ttlMs: this.#ttlMs,
+          waitMs,
+          signal: stop.signal,
+          wait: true,
+          value: () => encode({ candidate, value: candidate }),
+        }),
+      );
+      if (!granted) throw new LockLostError(this.name, 'campaign ended without a grant');
+      const lease: EtcdLease = new EtcdLease({
+        etcd: this.#context.etcd,
+        session: granted.session,
+        ticket: granted.ticket,
+        resource: this.name,
+        owner: `${granted.session.idHex}:${candidate}`,
+        onEnd: () => {
+          this.#leaderships.delete(leadership);
+          granted.checkIn();
+        },
+      });
+      const leadership = new EtcdLeadership(this.#context, this.name, candidate, lease);
+      this.#leaderships.add(leadership);
+      return leadership;
+    } finally {
+      stop.dispose();
+    }
+  }
+
+  async leader(options: { signal?: AbortSignal } = {}): Promise<EtcdLeaderInfo | null> {
+    assertSignal('signal', options.signal);
+    return (await this.#readLeader(options.signal)).leader;
+  }
+
+  /**
+   * The current leader, then every change (a new leader, none, or a new proclaimed value) as a watch
+   * on the election prefix reports it. Changes that follow each other within one read may be seen as
+   * one. Ends when `signal` aborts, the election or the client closes.
+   */
+  async *observe(options: { signal?: AbortSignal } = {}): AsyncGenerator<EtcdLeaderInfo | null> {
+    assertSignal('signal', options.signal);
+    const stop = anySignal([options.signal, this.#closing.signal, this.#context.closing]);
+    const changed = new ChangeFlag();
+    let watcher: Awaited<ReturnType<typeof this.startWatch>> | undefined;
+    try {
+      let { leader, revision } = await this.#readLeader(stop.signal);
+      watcher = this.startWatch(revision, () => changed.raise());
+      yield leader;
+      while (!stop.signal.aborted) {
+        if (!(await changed.wait(stop.signal))) return;
+        const next = await this.#readLeader(stop.signal).catch((error: unknown) => {
+          if (stop.signal.aborted) return undefined;
+          throw error;
+        });
+        if (!next) return;
+        if (!sameLeader(next.leader, leader)) {
+          leader = next.leader;
+          yield leader;
+        }
+      }
+    } finally {
+      stop.dispose();
+      if (watcher) void watcher.cancel().catch(() => {});
+    }
+  }
+
+  /** Withdraws this election's campaigns, resigns its leaderships and ends its observers. */
+  async close(): Promise<void> {
+    if (this.#closing.signal.aborted) return;
+    this.#closing.abort(new LockLostError(this.name, 'election closed'));
+    await Promise.allSettled([...this.#leaderships].map((l) => l.resign()));
+    this.#onClose();
+  }
+
+  private startWatch(revision: bigint, onChange: () => void) {
+    const watcher = this.#context.etcd
+      .watch()
+      .prefix(this.#queue)
+      .startRevision((revision + 1n).toString())
+      .watcher();
+    watcher.on('put', onChange);
+    watcher.on('delete', onChange);
+    // A broken watch is resumed by etcd3; re-read anyway so nothing in between goes unseen.
+    watcher.on('connected', onChange);
+    watcher.on('error', onChange);
+    return watcher;
+  }
+
+  async #readLeader(
+    signal: AbortSignal | undefined,
+  ): Promise<{ leader: EtcdLeaderInfo | null; revision: bigint }> {
+    try {
+      const read = readHead(this.#context.etcd, this.#queue);
+      const { head, revision } = signal ? await untilAborted(read, signal) : await read;
+      return { leader: leaderFrom(head), revision };
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      throw toBackendError('reading the leader', error);
+    }
+  }
+}
+
+/** A level-triggered "something changed" that one reader waits on. */
+class ChangeFlag {
+  #raised = false;
+  #wake: (() => void) | undefined;
+
+  raise(): void {
+    this.#raised = true;
+    this.#wake?.();
+  }
+
+  /** True once raised (and lowers it); false if `signal` aborts first. */
+  async wait(signal: AbortSignal): Promise<boolean> {
+    if (!this.#raised) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          signal.removeEventListener('abort', done);
+          this.#wake = undefined;
+          resolve();
+        };
+        this.#wake = done;
+        signal.addEventListener('abort', done, { once: true });
+      });
+    }
+    if (signal.aborted) return false;
+    this.#raised = false;
+    return true;
+  }
+}

@@ -1,0 +1,137 @@
+import {
+  type ExtendOptions,
+  InvalidArgumentError,
+  isFencekitError,
+  LockLostError,
+  ManagedLease,
+  monotonicNow,
+  NotLockHolderError,
+} from '@fencekit/core';
+import type { Etcd3 } from 'etcd3';
+import { leave, locate, type Ticket, toBackendError } from './queue.js';
+import type { Session } from './session.js';
+
+/** Marks an `extend` issued by the session's own keep-alive, which must not cost another request. */
+const SESSION_RENEWAL = Symbol('fencekit.etcd.sessionRenewal');
+
+/** What `guardedPut` and custom transactions need to know about a grant. */
+export interface Holding {
+  readonly etcd: Etcd3;
+  readonly key: string;
+  readonly queue: string;
+  readonly revision: bigint;
+  readonly leaseId: string;
+}
+
+const holdings = new WeakMap<object, Holding>();
+
+/** Lets a leadership carry the holding of the lease behind it. */
+export function shareHolding(from: object, to: object): void {
+  const holding = holdings.get(from);
+  if (holding) holdings.set(to, holding);
+}
+
+/** The etcd side of a lease or leadership handed out by this package, or undefined for others. */
+export function holdingOf(lease: object): Holding | undefined {
+  return holdings.get(lease);
+}
+
+export interface EtcdGrant {
+  etcd: Etcd3;
+  session: Session;
+  ticket: Ticket;
+  resource: string;
+  owner: string;
+  /** Called once when the lease ends (released, lost, expired). */
+  onEnd: () => void;
+}
+
+/**
+ * A granted etcd lock. `fence` is the create revision of the lock key; the lease stays valid as long
+ * as its session does (`validUntil` moves with every keep-alive) and `signal` aborts when the session
+ * is lost or its TTL runs out on the local clock.
+ */
+export class EtcdLease extends ManagedLease<bigint> {
+  /** The lock key (`<prefix>/locks/<resource>/<lease hex>`): compare its create revision in your own Txns. */
+  readonly key: string;
+  /** The etcd lease the key is attached to (decimal id). */
+  readonly leaseId: string;
+
+  constructor(grant: EtcdGrant) {
+    const { etcd, session, ticket, resource } = grant;
+    let detach = () => {};
+    super({
+      resource,
+      owner: grant.owner,
+      fence: ticket.revision,
+      // Valid exactly as long as the session: the key dies with its lease, not before.
+      sentAt: session.validUntil - session.ttlMs,
+      ttlMs: session.ttlMs,
+      driftMs: () => 1,
+      operations: {
+        extend: async (ttlMs: number, options: ExtendOptions) => {
+          if ((options as Record<symbol, unknown>)[SESSION_RENEWAL]) return;
+          if (ttlMs > session.ttlMs) {
+            throw new InvalidArgumentError('ttlMs', ttlMs, `at most the session TTL of ${session.ttlMs} ms`);
+          }
+          await confirm(etcd, session, ticket, resource);
+        },
+        release: async () => {
+          let outcome: Awaited<ReturnType<typeof leave>>;
+          try {
+            outcome = await leave(etcd, ticket);
+          } catch (error) {
+            throw toBackendError('release', error);
+          }
+          if (!outcome.deleted && outcome.head !== null && outcome.head !== ticket.key) {
+            throw new NotLockHolderError(resource, grant.owner);
+          }
+        },
+      },
+      onEnd: () => {
+        detach();
+        grant.onEnd();
+      },
+    });
+    this.key = ticket.key;
+    this.leaseId = session.id;
+    holdings.set(this, {
+      etcd,
+      key: ticket.key,
+      queue: ticket.queue,
+      revision: ticket.revision,
+      leaseId: session.id,
+    });
+
+    const stopRenewals = session.onRenew(() => {
+      const remaining = session.validUntil - monotonicNow();
+      if (remaining > 0) {
+        this.extend(remaining, { [SESSION_RENEWAL]: true } as ExtendOptions).catch(() => {});
+      }
+    });
+    const onSessionLost = () => {
+      const reason = session.signal.reason;
+      this.markLost(reason instanceof LockLostError ? reason.reason : 'etcd session lost', reason);
+    };
+    session.signal.addEventListener('abort', onSessionLost, { once: true });
+    detach = () => {
+      stopRenewals();
+      session.signal.removeEventListener('abort', onSessionLost);
+    };
+    if (session.signal.aborted) onSessionLost();
+  }
+}
+
+/** A user-requested extend: one keep-alive round trip, plus proof that the lock key still exists. */
+async function confirm(etcd: Etcd3, session: Session, ticket: Ticket, resource: string): Promise<void> {
+  try {
+    const [, position] = await Promise.all([session.keepAliveOnce(), locate(etcd, ticket)]);
+    if (position.kind === 'gone') throw new LockLostError(resource, 'the lock key no longer exists');
+  } catch (error) {
+    if (error instanceof LockLostError && error.resource === 'session') {
+      throw new LockLostError(resource, error.reason, { cause: error });
+    }
+    if (isFencekitError(error)) throw error;
+    throw toBackendError('extend', error);
+  }
+}

@@ -1,0 +1,239 @@
+import { BackendUnavailableError, IndeterminateError } from '@fencekit/core';
+import {
+  CompareResult,
+  CompareTarget,
+  type Etcd3,
+  type IKeyValue,
+  type IRequestOp,
+  type ITxnResponse,
+  SortOrder,
+  SortTarget,
+  type Watcher,
+} from 'etcd3';
+import { rangeEnd } from './keys.js';
+import { messageOf } from './session.js';
+
+/**
+ * The one engine behind the lock and the election (Curator's "create sequential node, watch the
+ * predecessor" recipe, in etcd terms): each waiter puts its own key, attached to its session lease,
+ * under a queue prefix; the key with the lowest create revision is at the head; every other waiter
+ * watches only the key just ahead of it, so a release wakes exactly one waiter (no herd).
+ */
+
+/** A waiter's place in a queue. `revision` is its key's create revision: the fence / term. */
+export interface Ticket {
+  readonly queue: string;
+  readonly key: string;
+  readonly revision: bigint;
+  readonly value: string;
+}
+
+/** The answer to "where am I in the queue?" as of one etcd revision. */
+export type Position =
+  | { kind: 'head' }
+  | { kind: 'behind'; predecessor: string; asOf: bigint }
+  /** My key is gone: the lease expired (or someone deleted it). */
+  | { kind: 'gone' };
+
+export class SessionGoneError extends Error {
+  constructor() {
+    super('the waiter key vanished: its session lease expired');
+  }
+}
+
+const utf8 = (text: string) => Buffer.from(text, 'utf8');
+
+function rangeOp(key: string, extra: Record<string, unknown> = {}): IRequestOp {
+  return { request_range: { key: utf8(key), ...extra } };
+}
+
+function prefixOp(queue: string, extra: Record<string, unknown>): IRequestOp {
+  const key = utf8(queue);
+  return { request_range: { key, range_end: rangeEnd(key), ...extra } };
+}
+
+/** Keys of the queue, newest first: `limit: 2` after my put = me and the one right ahead of me. */
+function newestOp(queue: string, limit: number, maxCreateRevision?: bigint): IRequestOp {
+  return prefixOp(queue, {
+    sort_target: SortTarget.Create,
+    sort_order: SortOrder.Descend,
+    limit,
+    ...(maxCreateRevision === undefined ? {} : { max_create_revision: maxCreateRevision.toString() }),
+  });
+}
+
+/** The head of the queue: lowest create revision. */
+export function headOp(queue: string): IRequestOp {
+  return prefixOp(queue, { sort_target: SortTarget.Create, sort_order: SortOrder.Ascend, limit: 1 });
+}
+
+function kvs(response: ITxnResponse, index: number): IKeyValue[] {
+  return response.responses[index]?.response_range?.kvs ?? [];
+}
+
+export function decode(kv: IKeyValue): { key: string; revision: bigint; value: string } {
+  return {
+    key: kv.key.toString('utf8'),
+    revision: BigInt(kv.create_revision),
+    value: kv.value.toString('utf8'),
+  };
+}
+
+export function toBackendError(action: string, error: unknown): BackendUnavailableError {
+  return new BackendUnavailableError('etcd', `${action} failed: ${messageOf(error)}`, { cause: error });
+}
+
+/**
+ * Joins the queue in one round trip: put my key if absent, and in the same transaction read the two
+ * newest keys (me and my predecessor, if any). A key already present under my session (a retried
+ * request whose first answer was lost, or a leftover) is deleted and the put retried, so each grant
+ * gets a fresh create revision and fences never repeat.
+ */
+export async function join(
+  etcd: Etcd3,
+  queue: string,
+  key: string,
+  leaseId: string,
+  value: string,
+  resource: string,
+): Promise<{ ticket: Ticket; position: Position }> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    let response: ITxnResponse;
+    try {
+      response = await etcd.kv.txn({
+        compare: [
+          { key: utf8(key), target: CompareTarget.Create, result: CompareResult.Equal, create_revision: 0 },
+        ],
+        success: [
+          { request_put: { key: utf8(key), value: utf8(value), lease: leaseId } },
+          newestOp(queue, 2),
+        ],
+        failure: [rangeOp(key)],
+      });
+    } catch (error) {
+      // The put may have happened: remove whatever my session left under this key, then say so.
+      const cleaned = await deleteKey(etcd, key).then(
+        () => true,
+        () => false,
+      );
+      if (cleaned) throw toBackendError('joining the queue', error);
+      throw new IndeterminateError(resource, 'acquire', { cause: error });
+    }
+    if (!response.succeeded) {
+      const stale = kvs(response, 0)[0];
+      if (stale) await withdraw(etcd, { queue, key, revision: BigInt(stale.create_revision), value });
+      continue;
+    }
+    const revision = BigInt(response.header.revision);
+    const ticket: Ticket = { queue, key, revision, value };
+    const ahead = kvs(response, 1).find((kv) => kv.key.toString('utf8') !== key);
+    if (!ahead) return { ticket, position: { kind: 'head' } };
+    return { ticket, position: { kind: 'behind', predecessor: ahead.key.toString('utf8'), asOf: revision } };
+  }
+  throw new BackendUnavailableError('etcd', `could not create a fresh waiter key ${key}`);
+}
+
+/**
+ * Where the ticket stands now, read atomically with a check that its key still exists — etcd 3.4.3
+ * as tested by Jepsen could grant a lock whose key had already expired; asking in the same
+ * transaction closes that gap.
+ */
+export async function locate(etcd: Etcd3, ticket: Ticket): Promise<Position> {
+  let response: ITxnResponse;
+  try {
+    response = await etcd.kv.txn({
+      compare: [],
+      success: [rangeOp(ticket.key), newestOp(ticket.queue, 1, ticket.revision - 1n)],
+      failure: [],
+    });
+  } catch (error) {
+    throw toBackendError('reading the queue', error);
+  }
+  const mine = kvs(response, 0)[0];
+  if (!mine || BigInt(mine.create_revision) !== ticket.revision) return { kind: 'gone' };
+  const ahead = kvs(response, 1)[0];
+  if (!ahead) return { kind: 'head' };
+  return { kind: 'behind', predecessor: ahead.key.toString('utf8'), asOf: BigInt(response.header.revision) };
+}
+
+/**
+ * Resolves once `key` is deleted at a revision after `asOf` (or the watch breaks — the caller then
+ * re-reads its position, which is always safe). Rejects with `stop.reason` when `stop` aborts.
+ */
+export async function awaitDeletion(
+  etcd: Etcd3,
+  key: string,
+  asOf: bigint,
+  stop: AbortSignal,
+): Promise<void> {
+  stop.throwIfAborted();
+  let watcher: Watcher | undefined;
+  let onAbort: (() => void) | undefined;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      onAbort = () => reject(stop.reason);
+      stop.addEventListener('abort', onAbort, { once: true });
+      watcher = etcd
+        .watch()
+        .key(key)
+        .startRevision((asOf + 1n).toString())
+        .watcher();
+      watcher.on('delete', () => resolve());
+      // A broken or compacted watch ends the wait early; the caller re-reads and watches again.
+      watcher.on('error', () => resolve());
+      watcher.on('end', () => resolve());
+    });
+  } finally {
+    if (onAbort) stop.removeEventListener('abort', onAbort);
+    if (watcher) void watcher.cancel().catch(() => {});
+  }
+}
+
+/**
+ * Release in one round trip: delete my key if it is still mine; otherwise report who heads the queue
+ * now (`null` = nobody), so the caller can tell "expired, nobody else" from "someone else holds it".
+ */
+export async function leave(
+  etcd: Etcd3,
+  ticket: Ticket,
+): Promise<{ deleted: true } | { deleted: false; head: string | null }> {
+  const response = await etcd.kv.txn({
+    compare: [
+      {
+        key: utf8(ticket.key),
+        target: CompareTarget.Create,
+        result: CompareResult.Equal,
+        create_revision: ticket.revision.toString(),
+      },
+    ],
+    success: [{ request_delete_range: { key: utf8(ticket.key) } }],
+    failure: [headOp(ticket.queue)],
+  });
+  if (response.succeeded) return { deleted: true };
+  const head = kvs(response, 0)[0];
+  return { deleted: false, head: head ? head.key.toString('utf8') : null };
+}
+
+/** Deletes the ticket's key if it is still that ticket's (same create revision). */
+export async function withdraw(etcd: Etcd3, ticket: Ticket): Promise<boolean> {
+  return (await leave(etcd, ticket)).deleted;
+}
+
+async function deleteKey(etcd: Etcd3, key: string): Promise<void> {
+  await etcd.kv.deleteRange({ key: utf8(key) });
+}
+
+/** Reads the head of a queue and the revision it was read at. */
+export async function readHead(
+  etcd: Etcd3,
+  queue: string,
+): Promise<{ head: IKeyValue | undefined; revision: bigint }> {
+  const response = await etcd.kv.range({
+    key: utf8(queue),
+    range_end: rangeEnd(utf8(queue)),
+    sort_target: SortTarget.Create,
+    sort_order: SortOrder.Ascend,
+    limit: 1,
+  });
+  return { head: response.kvs[0], revision: BigInt(response.header.revision) };
+}

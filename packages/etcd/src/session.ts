@@ -1,0 +1,262 @@
+import type { EventEmitter } from 'node:events';
+import {
+  assertPositiveMs,
+  BackendUnavailableError,
+  ClientClosedError,
+  LockLostError,
+  monotonicNow,
+} from '@fencekit/core';
+import type { Etcd3, IDuplexStream, ILeaseKeepAliveRequest, ILeaseKeepAliveResponse } from 'etcd3';
+import { leaseIdHex } from './keys.js';
+
+export interface SessionOptions {
+  /** Lease TTL; rounded up to whole seconds (etcd's unit). The server may grant more; that is used. */
+  ttlMs: number;
+  /** Deadline for the grant and revoke requests (ms). Default 5 000. */
+  callTimeoutMs?: number;
+}
+
+/** A `keepAliveOnce()` caller: settled by the first renewal of a keep-alive sent at or after `after`. */
+interface RenewalWaiter {
+  after: number;
+  settle: (error?: Error) => void;
+}
+
+/** After this many unanswered keep-alives the stream is presumed stuck and reopened. */
+const MAX_UNANSWERED = 3;
+const REOPEN_DELAY_MS = 100;
+
+/**
+ * Liveness as its own object, like etcd's Go `concurrency.Session`: one etcd lease, kept alive every
+ * TTL/3 over a keep-alive stream. Locks and elections attach their keys to it.
+ *
+ * Validity is tracked on the local monotonic clock from when the last *answered* keep-alive was
+ * *sent*: the server renewed the lease no earlier than that, so `validUntil` never overstates what
+ * the server grants. `signal` aborts the moment the server says the lease is gone or `validUntil`
+ * passes without a renewal — not later, whatever the connection is doing.
+ */
+export class Session {
+  /** The etcd lease id (decimal, as etcd reports it). */
+  readonly id: string;
+  readonly idHex: string;
+  /** TTL the server granted, in ms. */
+  readonly ttlMs: number;
+  readonly #etcd: Etcd3;
+  readonly #callTimeoutMs: number;
+  readonly #controller = new AbortController();
+  readonly #renewListeners = new Set<() => void>();
+  #validUntil: number;
+  #expiryTimer: NodeJS.Timeout | undefined;
+  #keepAliveTimer: NodeJS.Timeout | undefined;
+  #reopenTimer: NodeJS.Timeout | undefined;
+  #stream: IDuplexStream<ILeaseKeepAliveRequest, ILeaseKeepAliveResponse> | undefined;
+  #opening: Promise<void> | undefined;
+  /** Send times of keep-alives written on the current stream, answered in order. */
+  #pending: number[] = [];
+  #waiters: RenewalWaiter[] = [];
+  #closed = false;
+
+  private constructor(etcd: Etcd3, id: string, ttlMs: number, sentAt: number, callTimeoutMs: number) {
+    this.#etcd = etcd;
+    this.id = id;
+    this.idHex = leaseIdHex(id);
+    this.ttlMs = ttlMs;
+    this.#callTimeoutMs = callTimeoutMs;
+    this.#validUntil = sentAt + ttlMs;
+    this.#armExpiry();
+    this.#keepAliveTimer = setInterval(() => this.#fire(), Math.max(1, Math.floor(ttlMs / 3)));
+    this.#keepAliveTimer.unref();
+    void this.#open();
+  }
+
+  /** Grants a lease and starts keeping it alive. */
+  static async grant(etcd: Etcd3, options: SessionOptions): Promise<Session> {
+    assertPositiveMs('ttlMs', options.ttlMs);
+    const callTimeoutMs = options.callTimeoutMs ?? 5_000;
+    const sentAt = monotonicNow();
+    let response: { ID: string; TTL: string };
+    try {
+      response = await etcd.leaseClient.leaseGrant(
+        { TTL: Math.max(1, Math.ceil(options.ttlMs / 1000)) },
+        { deadline: Date.now() + callTimeoutMs },
+      );
+    } catch (error) {
+      throw new BackendUnavailableError('etcd', `lease grant failed: ${messageOf(error)}`, { cause: error });
+    }
+    return new Session(etcd, response.ID, Number(response.TTL) * 1000, sentAt, callTimeoutMs);
+  }
+
+  /** Aborted when the lease is lost, expires or the session is closed; `reason` is a `LockLostError`. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  get alive(): boolean {
+    return !this.#controller.signal.aborted && monotonicNow() < this.#validUntil;
+  }
+
+  /** Until when (on `monotonicNow()`) the lease is certainly still granted by the server. */
+  get validUntil(): number {
+    return this.#validUntil;
+  }
+
+  /** Called after every successful keep-alive (validity moved forward). Returns an unsubscribe. */
+  onRenew(listener: () => void): () => void {
+    this.#renewListeners.add(listener);
+    return () => this.#renewListeners.delete(listener);
+  }
+
+  /** Sends one keep-alive now and resolves once the server has renewed the lease. */
+  async keepAliveOnce(): Promise<void> {
+    this.#throwIfEnded();
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#waiters = this.#waiters.filter((w) => w !== waiter);
+        reject(new BackendUnavailableError('etcd', `keep-alive unanswered after ${this.#callTimeoutMs} ms`));
+      }, this.#callTimeoutMs);
+      const waiter: RenewalWaiter = {
+        after: monotonicNow(),
+        settle: (error) => {
+          clearTimeout(timer);
+          if (error) reject(error);
+          else resolve();
+        },
+      };
+      this.#waiters.push(waiter);
+      this.#fire();
+    });
+  }
+
+  /** Stops keeping the lease alive and revokes it, which deletes every key attached to it. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#end(new LockLostError('session', 'session closed'));
+    try {
+      await this.#etcd.leaseClient.leaseRevoke(
+        { ID: this.id },
+        { deadline: Date.now() + this.#callTimeoutMs },
+      );
+    } catch {
+      // Unreachable or already expired: the server drops the lease at its TTL either way.
+    }
+  }
+
+  #throwIfEnded(): void {
+    if (this.#closed) throw new ClientClosedError(`etcd session ${this.idHex}`);
+    if (this.#controller.signal.aborted) throw this.#controller.signal.reason;
+  }
+
+  #open(): Promise<void> {
+    if (this.#stream || this.#controller.signal.aborted) return Promise.resolve();
+    this.#opening ??= this.#etcd.leaseClient
+      .leaseKeepAlive()
+      .then((stream) => {
+        if (this.#controller.signal.aborted) {
+          stream.end();
+          return;
+        }
+        this.#stream = stream;
+        stream.on('data', (response: ILeaseKeepAliveResponse) => this.#answered(response));
+        stream.on('error', (error: Error) => this.#dropStream(stream, error));
+        stream.on('end', () => this.#dropStream(stream, new Error('keep-alive stream ended')));
+        this.#fire();
+      })
+      .catch(() => this.#scheduleReopen())
+      .finally(() => {
+        this.#opening = undefined;
+      });
+    return this.#opening;
+  }
+
+  #fire(): void {
+    if (this.#controller.signal.aborted) return;
+    const stream = this.#stream;
+    if (!stream) {
+      void this.#open();
+      return;
+    }
+    if (this.#pending.length >= MAX_UNANSWERED) {
+      // A half-open connection answers nothing and reports nothing: start over on a new stream.
+      this.#dropStream(stream, new Error(`${MAX_UNANSWERED} keep-alives unanswered`));
+      return;
+    }
+    this.#pending.push(monotonicNow());
+    stream.write({ ID: this.id });
+  }
+
+  #answered(response: ILeaseKeepAliveResponse): void {
+    const sentAt = this.#pending.shift();
+    if (Number(response.TTL) <= 0) {
+      this.#end(new LockLostError('session', 'etcd says the lease has expired or was revoked'));
+      return;
+    }
+    if (sentAt === undefined || this.#controller.signal.aborted) return;
+    const validUntil = sentAt + Number(response.TTL) * 1000;
+    if (validUntil > this.#validUntil) {
+      this.#validUntil = validUntil;
+      this.#armExpiry();
+      for (const listener of this.#renewListeners) listener();
+    }
+    const renewed = this.#waiters.filter((w) => w.after <= sentAt);
+    this.#waiters = this.#waiters.filter((w) => w.after > sentAt);
+    for (const w of renewed) w.settle();
+  }
+
+  #dropStream(stream: IDuplexStream<ILeaseKeepAliveRequest, ILeaseKeepAliveResponse>, _error: unknown): void {
+    if (this.#stream !== stream) return;
+    this.#stream = undefined;
+    this.#pending = [];
+    silence(stream);
+    this.#scheduleReopen();
+  }
+
+  #scheduleReopen(): void {
+    if (this.#controller.signal.aborted || this.#reopenTimer) return;
+    this.#reopenTimer = setTimeout(() => {
+      this.#reopenTimer = undefined;
+      void this.#open();
+    }, REOPEN_DELAY_MS);
+    this.#reopenTimer.unref();
+  }
+
+  #armExpiry(): void {
+    if (this.#expiryTimer) clearTimeout(this.#expiryTimer);
+    const delay = Math.max(0, this.#validUntil - monotonicNow());
+    this.#expiryTimer = setTimeout(
+      () => this.#end(new LockLostError('session', 'lease TTL ran out without a successful keep-alive')),
+      delay,
+    );
+    this.#expiryTimer.unref();
+  }
+
+  #end(reason: LockLostError): void {
+    if (this.#controller.signal.aborted) return;
+    clearTimeout(this.#expiryTimer);
+    clearInterval(this.#keepAliveTimer);
+    clearTimeout(this.#reopenTimer);
+    this.#reopenTimer = undefined;
+    if (this.#stream) silence(this.#stream);
+    this.#stream = undefined;
+    this.#pending = [];
+    this.#controller.abort(reason);
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const w of waiters) w.settle(reason);
+    this.#renewListeners.clear();
+  }
+}
+
+/** Ends a stream we no longer read; a late error from it must not crash the process. */
+function silence(stream: IDuplexStream<ILeaseKeepAliveRequest, ILeaseKeepAliveResponse>): void {
+  // The runtime object is a grpc-js duplex stream, an EventEmitter.
+  const emitter = stream as unknown as EventEmitter;
+  emitter.removeAllListeners('data');
+  emitter.removeAllListeners('end');
+  emitter.on('error', () => {});
+  stream.cancel();
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
