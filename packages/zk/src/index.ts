@@ -1,1 +1,16 @@
-export {};
+export {
+  type ConnectOptions,
+  createSession,
+  DEFAULT_SESSION_TIMEOUT_MS,
+  type ZkServerOptions,
+  type ZkSharedSessionOptions,
+} from './connect.js';
+export { ZkElection, ZkElectionClient } from './election.js';
+export {
+  GuardedWriteIndeterminateError,
+  type GuardedWriteOptions,
+  GuardedWriteRefusedError,
+} from './guarded-write.js';
+export { ZkLeadership } from './leadership.js';
+export { UNSURE, ZkLease, ZkLockClient } from './lock.js';
+export { type SessionEvent, ZkSession } from './session.js';

@@ -1,0 +1,68 @@
+import { InvalidArgumentError } from '@fencekit/core';
+import { ZkSession } from './session.js';
+
+/** Default ZooKeeper session timeout: how long a dead holder keeps its locks. */
+export const DEFAULT_SESSION_TIMEOUT_MS = 10_000;
+
+export interface ZkServerOptions {
+  /** The ensemble: `"host:port,host:port"` or a list of `"host:port"`. */
+  servers: string | readonly string[];
+  /**
+   * Requested session timeout (the server clamps it to its min/max, by default 2–20 ticks). A holder
+   * that dies keeps its locks and leadership this long. Default 10 000 ms.
+   */
+  sessionTimeoutMs?: number;
+  /** Folder under which fencekit keeps its nodes. Default `/fencekit`. */
+  root?: string;
+}
+
+export interface ZkSharedSessionOptions {
+  /** Share one session between a lock client and an election client; the caller closes it. */
+  session: ZkSession;
+  root?: string;
+}
+
+export type ConnectOptions = ZkServerOptions | ZkSharedSessionOptions;
+
+/** Opens (or adopts) the session a client works on, validating the options. */
+export function openSession(options: ConnectOptions): { session: ZkSession; owned: boolean; root: string } {
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidArgumentError('options', options, 'an object with servers or session');
+  }
+  const root = options.root ?? '/fencekit';
+  if (typeof root !== 'string' || !/^\/[^/]/.test(root) || root.endsWith('/')) {
+    throw new InvalidArgumentError(
+      'root',
+      root,
+      'an absolute znode path like "/fencekit", without trailing slash',
+    );
+  }
+  if ('session' in options) {
+    if (!(options.session instanceof ZkSession)) {
+      throw new InvalidArgumentError('session', options.session, 'a ZkSession');
+    }
+    return { session: options.session, owned: false, root };
+  }
+  return { session: createSession(options), owned: true, root };
+}
+
+/** A ZooKeeper session to share between a `ZkLockClient` and a `ZkElectionClient`. */
+export function createSession(options: Omit<ZkServerOptions, 'root'>): ZkSession {
+  const servers = typeof options.servers === 'string' ? options.servers : options.servers?.join(',');
+  if (typeof servers !== 'string' || !/^[^,\s]+:\d+(,[^,\s]+:\d+)*(\/.*)?$/.test(servers)) {
+    throw new InvalidArgumentError(
+      'servers',
+      options.servers,
+      'host:port entries, comma-separated or as a list',
+    );
+  }
+  const sessionTimeoutMs = options.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS;
+  if (typeof sessionTimeoutMs !== 'number' || !Number.isFinite(sessionTimeoutMs) || sessionTimeoutMs < 100) {
+    throw new InvalidArgumentError(
+      'sessionTimeoutMs',
+      sessionTimeoutMs,
+      'a finite number of milliseconds ≥ 100',
+    );
+  }
+  return new ZkSession({ servers, sessionTimeoutMs });
+}

@@ -1,0 +1,290 @@
+import {
+  assertNonNegativeMs,
+  assertPositiveMs,
+  assertSignal,
+  BackendUnavailableError,
+  type CampaignOptions,
+  ClientClosedError,
+  DEFAULT_WAIT_MS,
+  type Election,
+  type ElectionClient,
+  InvalidArgumentError,
+  isFencekitError,
+  type LeaderInfo,
+  LockAbortedError,
+  LockTimeoutError,
+} from '@fencekit/core';
+import { type ConnectOptions, openSession } from './connect.js';
+import { ZkLeadership } from './leadership.js';
+import { UNSURE } from './lock.js';
+import { queueOrder, segmentFor } from './paths.js';
+import { EntryGoneError, type QueueEntry, SequentialQueue } from './queue.js';
+import type { ZkSession } from './session.js';
+import { waitScope } from './wait-scope.js';
+import { isUncertain, ZkCallError, ZkCode, zkCode } from './zk-errors.js';
+import { zxidOf } from './zxid.js';
+
+const RETRY_PAUSE_MS = 50;
+
+/**
+ * Leader election on ZooKeeper with the lock's mechanics: each candidate is an ephemeral-sequential
+ * node under `<root>/elections/<name>/` holding the candidate's name; the lowest leads; every other
+ * candidate watches only its predecessor. Term = the leader node's czxid. Leadership ends when the
+ * leader resigns, its session expires (a dead leader after `sessionTimeoutMs`) or, at once, when its
+ * connection is suspended (reason "unsure").
+ */
+export class ZkElection implements Election {
+  readonly name: string;
+  readonly session: ZkSession;
+  readonly #folder: string;
+  readonly #ownsSession: boolean;
+  readonly #queue: SequentialQueue;
+  readonly #terms = new Map<string, { leadership: ZkLeadership; entry: QueueEntry }>();
+  readonly #closing = new AbortController();
+  readonly #offSession: () => void;
+  #closed = false;
+
+  constructor(name: string, options: ConnectOptions) {
+    if (typeof name !== 'string' || name.length === 0 || name.length > 512) {
+      throw new InvalidArgumentError('name', name, 'a non-empty election name of at most 512 characters');
+    }
+    const { session, owned, root } = openSession(options);
+    this.name = name;
+    this.session = session;
+    this.#ownsSession = owned;
+    this.#folder = `${root}/elections/${segmentFor(name)}`;
+    this.#queue = new SequentialQueue(session, 'candidate');
+    this.#offSession = session.on((event, generation) => {
+      for (const { leadership, entry } of [...this.#terms.values()]) {
+        if (event === 'suspended') leadership.lose(UNSURE, new Error('connection to ZooKeeper suspended'));
+        if (event === 'expired' && entry.generation === generation)
+          leadership.lose('ZooKeeper session expired');
+      }
+    });
+  }
+
+  async campaign(candidate: string, options: CampaignOptions = {}): Promise<ZkLeadership> {
+    if (typeof candidate !== 'string' || candidate.length === 0) {
+      throw new InvalidArgumentError('candidate', candidate, 'a non-empty string');
+    }
+    assertSignal('signal', options.signal);
+    const waitMs = options.waitMs ?? (options.signal ? Number.POSITIVE_INFINITY : DEFAULT_WAIT_MS);
+    if (options.waitMs !== undefined) assertNonNegativeMs('waitMs', options.waitMs);
+    this.#assertOpen();
+    const signals = options.signal ? [options.signal, this.#closing.signal] : [this.#closing.signal];
+    const scope = waitScope(waitMs, AbortSignal.any(signals));
+    try {
+      for (;;) {
+        let entry: QueueEntry | undefined;
+        try {
+          const joined = await this.#queue.join(this.#folder, Buffer.from(candidate), scope.signal);
+          entry = joined.entry;
+          let head = await this.#queue.awaitHead(entry, joined, scope.signal);
+          if (!this.#connectedFor(entry)) {
+            // Head while suspended is not leadership; look again once the connection is back.
+            await this.session.ready({ signal: scope.signal });
+            head = await this.#queue.awaitHead(entry, { entry, order: [], listedAt: 0 }, scope.signal);
+            if (!this.#connectedFor(entry))
+              throw new EntryGoneError(entry, 'connection suspended at the grant');
+          }
+          return this.#lead(candidate, entry, head.czxid);
+        } catch (error) {
+          if (entry) this.#withdraw(entry);
+          if (error instanceof EntryGoneError && !scope.signal.aborted) continue;
+          throw error;
+        }
+      }
+    } catch (error) {
+      if (isFencekitError(error)) throw error;
+      if (this.#closed) throw new ClientClosedError('ZkElection');
+      if (scope.timedOut) throw new LockTimeoutError(this.name, waitMs, { cause: error });
+      if (options.signal?.aborted) throw new LockAbortedError(this.name, { cause: options.signal.reason });
+      if (error instanceof ZkCallError)
+        throw new BackendUnavailableError('zookeeper', error.message, { cause: error });
+      throw error;
+    } finally {
+      scope.dispose();
+    }
+  }
+
+  async leader(options: { signal?: AbortSignal } = {}): Promise<LeaderInfo | null> {
+    assertSignal('signal', options.signal);
+    this.#assertOpen();
+    const deadline = performance.now() + this.session.sessionTimeoutMs;
+    for (;;) {
+      try {
+        const current = await this.#readLeader(undefined, options.signal);
+        if (current !== 'moved') return current;
+      } catch (error) {
+        if (!isUncertain(error) || performance.now() > deadline) throw this.#unavailable(error);
+        await pause(RETRY_PAUSE_MS);
+      }
+    }
+  }
+
+  /**
+   * Yields the current leader (null = none), then every change. Watches only the leader's node while
+   * there is one, and the election folder while there is none, so observers cost one watch each.
+   */
+  async *observe(options: { signal?: AbortSignal } = {}): AsyncIterable<LeaderInfo | null> {
+    assertSignal('signal', options.signal);
+    this.#assertOpen();
+    const signal = AbortSignal.any(
+      options.signal ? [options.signal, this.#closing.signal] : [this.#closing.signal],
+    );
+    let lastKey: string | undefined;
+    while (!signal.aborted) {
+      let fire: () => void = () => {};
+      const changed = new Promise<void>((resolve) => {
+        fire = resolve;
+      });
+      // A new session has none of the old watches; a reconnect may have missed nothing, but re-reading is cheap.
+      const offSession = this.session.on((event) => {
+        if (event !== 'suspended') fire();
+      });
+      try {
+        const current = await this.#readLeader(() => fire(), signal);
+        if (current === 'moved') continue;
+        const key = current ? `${current.candidate}@${current.term}` : 'none';
+        if (key !== lastKey) {
+          lastKey = key;
+          yield current;
+        }
+        await untilAborted(changed, signal);
+      } catch (error) {
+        if (signal.aborted) return;
+        if (!isUncertain(error)) throw this.#unavailable(error);
+        await pause(RETRY_PAUSE_MS);
+      } finally {
+        offSession();
+      }
+    }
+  }
+
+  /** Resigns every leadership and withdraws every campaign of this participant. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#closing.abort(new ClientClosedError('ZkElection'));
+    await Promise.allSettled([...this.#terms.values()].map(({ leadership }) => leadership.resign()));
+    this.#offSession();
+    if (this.#ownsSession) await this.session.close();
+  }
+
+  /**
+   * The leader as seen now, watching what would change it when `watcher` is given. 'moved' means the
+   * head vanished between the listing and the read: look again.
+   */
+  async #readLeader(
+    watcher: (() => void) | undefined,
+    signal?: AbortSignal,
+  ): Promise<LeaderInfo | null | 'moved'> {
+    let children: string[];
+    try {
+      ({ children } = await this.session.children(this.#folder, undefined, { signal }));
+    } catch (error) {
+      if (zkCode(error) !== ZkCode.NO_NODE) throw error;
+      // No folder yet: no candidate has ever joined. Wake when it is created.
+      if (!watcher) return null;
+      const stat = await this.session.exists(this.#folder, watcher, { signal });
+      return stat ? 'moved' : null;
+    }
+    let order = queueOrder(children);
+    if (order.length === 0 && watcher) {
+      // Watch the folder, then re-check: a candidate may have joined in between.
+      order = queueOrder((await this.session.children(this.#folder, watcher, { signal })).children);
+    }
+    const head = order[0];
+    if (head === undefined) return null;
+    try {
+      const { data, stat } = await this.session.getData(`${this.#folder}/${head}`, watcher, { signal });
+      return { candidate: data?.toString('utf8') ?? '', term: zxidOf(stat.czxid) };
+    } catch (error) {
+      if (zkCode(error) === ZkCode.NO_NODE) return 'moved';
+      throw error;
+    }
+  }
+
+  #connectedFor(entry: QueueEntry): boolean {
+    return this.session.connected && this.session.generation === entry.generation;
+  }
+
+  #lead(candidate: string, entry: QueueEntry, term: bigint): ZkLeadership {
+    const leadership = new ZkLeadership(
+      this.name,
+      candidate,
+      term,
+      entry.path,
+      async () => {
+        await this.#queue.leave(entry);
+      },
+      () => this.#terms.delete(entry.path),
+    );
+    this.#terms.set(entry.path, { leadership, entry });
+    return leadership;
+  }
+
+  #withdraw(entry: QueueEntry): void {
+    this.#queue.leave(entry).catch(() => {
+      // The session is gone or going, and the ephemeral candidate node with it.
+    });
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new ClientClosedError('ZkElection');
+  }
+
+  #unavailable(error: unknown): unknown {
+    if (isFencekitError(error)) return error;
+    if (error instanceof ZkCallError)
+      return new BackendUnavailableError('zookeeper', error.message, { cause: error });
+    return error;
+  }
+}
+
+/** Elections sharing one ZooKeeper session (or opening their own when given servers). */
+export class ZkElectionClient implements ElectionClient {
+  readonly session: ZkSession;
+  readonly #ownsSession: boolean;
+  readonly #root: string;
+  readonly #elections = new Set<ZkElection>();
+
+  constructor(options: ConnectOptions) {
+    const { session, owned, root } = openSession(options);
+    this.session = session;
+    this.#ownsSession = owned;
+    this.#root = root;
+  }
+
+  /**
+   * `ttlMs` is validated but the ZooKeeper session timeout is what bounds how long a dead leader keeps
+   * leadership: one session serves every election of this client.
+   */
+  election(name: string, options: { ttlMs: number }): ZkElection {
+    assertPositiveMs('ttlMs', options?.ttlMs);
+    const election = new ZkElection(name, { session: this.session, root: this.#root });
+    this.#elections.add(election);
+    return election;
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.#elections].map((e) => e.close()));
+    this.#elections.clear();
+    if (this.#ownsSession) await this.session.close();
+  }
+}
+
+function untilAborted(promise: Promise<void>, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const onAbort = () => resolve();
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    });
+  });
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

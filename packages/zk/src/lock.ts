@@ -1,0 +1,311 @@
+import {
+  type AcquireOptions,
+  assertPositiveMs,
+  assertResource,
+  assertSignal,
+  BackendUnavailableError,
+  ClientClosedError,
+  type GrantedLease,
+  IndeterminateError,
+  InvalidArgumentError,
+  isFencekitError,
+  LockAbortedError,
+  type LockCapabilities,
+  type LockClient,
+  LockLostError,
+  LockTimeoutError,
+  ManagedLease,
+  monotonicNow,
+  NotLockHolderError,
+  normalizeAcquire,
+  type TryAcquireOptions,
+} from '@fencekit/core';
+import { type ConnectOptions, openSession } from './connect.js';
+import { type GuardedWriteOptions, guardedWrite } from './guarded-write.js';
+import { queueOrder, segmentFor } from './paths.js';
+import { EntryGoneError, type QueueEntry, SequentialQueue } from './queue.js';
+import type { ZkSession } from './session.js';
+import { waitScope } from './wait-scope.js';
+import { ZkCallError, ZkCode, zkCode } from './zk-errors.js';
+
+/** `LockLostError.reason` when the connection is suspended: the lock may still be ours, or not. */
+export const UNSURE = 'unsure';
+
+/** A lease on a ZooKeeper lock: `node` is the lock's znode, `fence` its czxid. */
+export class ZkLease extends ManagedLease<bigint> {
+  constructor(
+    grant: GrantedLease<bigint>,
+    /** The ephemeral-sequential znode that is this grant. */
+    readonly node: string,
+    /** The ZooKeeper session generation that owns `node`. */
+    readonly generation: number,
+  ) {
+    super(grant);
+  }
+}
+
+interface Held {
+  readonly lease: ZkLease;
+  readonly entry: QueueEntry;
+}
+
+/**
+ * Curator-style mutex on ZooKeeper. Semantics: fair (FIFO by arrival), not re-entrant, fenced.
+ *
+ * - A lock is an ephemeral-sequential znode under `<root>/locks/<resource>/`; the lowest holds it and
+ *   every other waiter watches only its predecessor, so a release wakes one waiter (no herd).
+ * - Fence = the lock node's czxid: ZooKeeper's global transaction id, strictly increasing across holders.
+ * - Lifetime: the node lives as long as the client's ZooKeeper session. A holder that dies loses the
+ *   lock when its session expires (`sessionTimeoutMs`, the TTL for dead holders). A live holder's
+ *   lease is valid for `ttlMs` locally; `extend` checks that the node still exists and re-arms that
+ *   window (it writes nothing: the session heartbeat is what keeps the node). A lease whose window
+ *   runs out without extension is given up: its node is deleted so the next waiter proceeds.
+ * - Connection suspended → every lease's signal aborts at once with reason "unsure" and its node is
+ *   deleted once the connection is back; session expired → lost. A lease is never reported held while
+ *   the connection is suspended.
+ */
+export class ZkLockClient implements LockClient<bigint> {
+  readonly backend = 'zookeeper';
+  readonly capabilities: LockCapabilities = { safeFences: true, fair: true, faultTolerant: true };
+  readonly session: ZkSession;
+  readonly #ownsSession: boolean;
+  readonly #root: string;
+  readonly #queue: SequentialQueue;
+  readonly #held = new Map<string, Held>();
+  readonly #closing = new AbortController();
+  readonly #offSession: () => void;
+  #closed = false;
+
+  constructor(options: ConnectOptions) {
+    const { session, owned, root } = openSession(options);
+    this.session = session;
+    this.#ownsSession = owned;
+    this.#root = root;
+    this.#queue = new SequentialQueue(session, 'lock');
+    this.#offSession = session.on((event, generation) => {
+      if (event === 'suspended') {
+        const cause = new Error(
+          'connection to ZooKeeper suspended: the session may or may not still hold the lock',
+        );
+        for (const held of this.#held.values()) held.lease.markLost(UNSURE, cause);
+      } else if (event === 'expired') {
+        for (const held of this.#held.values()) {
+          if (held.entry.generation === generation) held.lease.markLost('ZooKeeper session expired');
+        }
+      }
+    });
+  }
+
+  /** The folder that holds the queue of one resource. */
+  folderOf(resource: string): string {
+    return `${this.#root}/locks/${segmentFor(resource)}`;
+  }
+
+  async acquire(resource: string, options: AcquireOptions): Promise<ZkLease> {
+    const { ttlMs, waitMs, signal } = normalizeAcquire(resource, options);
+    this.#assertOpen();
+    const scope = waitScope(
+      waitMs,
+      AbortSignal.any(signal ? [signal, this.#closing.signal] : [this.#closing.signal]),
+    );
+    try {
+      for (;;) {
+        let entry: QueueEntry | undefined;
+        try {
+          const joined = await this.#queue.join(this.folderOf(resource), null, scope.signal);
+          entry = joined.entry;
+          const head = await this.#queue.awaitHead(entry, joined, scope.signal);
+          const lease = this.#grant(resource, entry, head.czxid, head.listedAt, ttlMs);
+          if (lease) return lease;
+          // Head while suspended: not reportable. Wait for the connection and look again.
+          await this.session.ready({ signal: scope.signal });
+          const again = await this.#queue.awaitHead(entry, { entry, order: [], listedAt: 0 }, scope.signal);
+          const retried = this.#grant(resource, entry, again.czxid, again.listedAt, ttlMs);
+          if (retried) return retried;
+          throw new EntryGoneError(entry, 'connection suspended at the grant');
+        } catch (error) {
+          if (entry) this.#abandon(entry);
+          if (error instanceof EntryGoneError && !scope.signal.aborted) continue;
+          throw error;
+        }
+      }
+    } catch (error) {
+      throw this.#translate(error, resource, waitMs, signal, scope.timedOut);
+    } finally {
+      scope.dispose();
+    }
+  }
+
+  async tryAcquire(resource: string, options: TryAcquireOptions): Promise<ZkLease | null> {
+    assertResource(resource);
+    if (typeof options !== 'object' || options === null) {
+      throw new InvalidArgumentError('options', options, 'an object with ttlMs');
+    }
+    assertPositiveMs('ttlMs', options.ttlMs);
+    assertSignal('signal', options.signal);
+    this.#assertOpen();
+    const { signal, ttlMs } = options;
+    // One attempt still needs a bound: a suspended connection must not hold the caller forever.
+    const boundMs = this.session.sessionTimeoutMs;
+    const scope = waitScope(
+      boundMs,
+      AbortSignal.any(signal ? [signal, this.#closing.signal] : [this.#closing.signal]),
+    );
+    let entry: QueueEntry | undefined;
+    try {
+      const joined = await this.#queue.join(this.folderOf(resource), null, scope.signal);
+      entry = joined.entry;
+      let order = joined.order;
+      let listedAt = joined.listedAt;
+      if (order.length === 0) {
+        listedAt = monotonicNow();
+        order = queueOrder(
+          (await this.session.children(entry.folder, undefined, { signal: scope.signal })).children,
+        );
+      }
+      if (order[0] !== entry.name) {
+        this.#abandon(entry);
+        return null;
+      }
+      const head = await this.#queue.awaitHead(entry, { entry, order, listedAt }, scope.signal);
+      const lease = this.#grant(resource, entry, head.czxid, head.listedAt, ttlMs);
+      if (!lease) {
+        this.#abandon(entry);
+        throw new BackendUnavailableError('zookeeper', 'connection suspended while trying the lock');
+      }
+      return lease;
+    } catch (error) {
+      if (entry && !this.#held.has(entry.path)) this.#abandon(entry);
+      throw this.#translate(error, resource, boundMs, signal, scope.timedOut);
+    } finally {
+      scope.dispose();
+    }
+  }
+
+  /**
+   * Writes `data` to the znode `path` only while `lease`'s lock node still exists, in one `multi`
+   * (check lock node + set data): ZooKeeper itself refuses a holder that has lost the lock, whatever
+   * that holder believes. Throws `GuardedWriteRefusedError` (code "stale-fence") when refused.
+   */
+  async guardedWrite(
+    lease: ZkLease,
+    path: string,
+    data: Buffer,
+    options: GuardedWriteOptions = {},
+  ): Promise<void> {
+    if (!(lease instanceof ZkLease))
+      throw new InvalidArgumentError('lease', lease, 'a ZkLease from this client');
+    this.#assertOpen();
+    return guardedWrite(this.session, lease, path, data, options);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#closing.abort(new ClientClosedError('ZkLockClient'));
+    await Promise.allSettled([...this.#held.values()].map((held) => held.lease.release()));
+    this.#offSession();
+    if (this.#ownsSession) await this.session.close();
+  }
+
+  #grant(
+    resource: string,
+    entry: QueueEntry,
+    fence: bigint,
+    sentAt: number,
+    ttlMs: number,
+  ): ZkLease | undefined {
+    // Checked in the same tick as the lease is registered: a suspension after this marks it lost.
+    if (!this.session.connected || this.session.generation !== entry.generation) return undefined;
+    const held: { released: boolean } = { released: false };
+    const lease = new ZkLease(
+      {
+        resource,
+        owner: entry.owner,
+        fence,
+        sentAt,
+        ttlMs,
+        operations: {
+          extend: async (_ttlMs, options) => {
+            if (this.session.generation !== entry.generation) {
+              throw new LockLostError(resource, 'ZooKeeper session expired');
+            }
+            let exists: boolean;
+            try {
+              exists =
+                (await this.session.exists(entry.path, undefined, { signal: options.signal })) !== null;
+            } catch (error) {
+              throw new IndeterminateError(resource, 'extend', { cause: error });
+            }
+            if (!exists || this.session.generation !== entry.generation) {
+              throw new LockLostError(resource, `lock node ${entry.path} no longer exists`);
+            }
+          },
+          release: async () => {
+            held.released = true;
+            let removed: boolean;
+            try {
+              removed = await this.#queue.leave(entry);
+            } catch (error) {
+              this.#abandon(entry);
+              throw new IndeterminateError(resource, 'release', { cause: error });
+            }
+            if (!removed) await this.#assertNobodyElseHolds(resource, entry);
+          },
+        },
+        onEnd: () => {
+          this.#held.delete(entry.path);
+          // Lost, unsure or past its window without extension: give the node up for the next waiter.
+          if (!held.released) this.#abandon(entry);
+        },
+      },
+      entry.path,
+      entry.generation,
+    );
+    this.#held.set(entry.path, { lease, entry });
+    return lease;
+  }
+
+  /**
+   * Our node was already gone at release: fine if the lock is free, but a stale holder must learn that
+   * someone else holds it now (Curator: "You do not own the lock").
+   */
+  async #assertNobodyElseHolds(resource: string, entry: QueueEntry): Promise<void> {
+    let order: string[];
+    try {
+      order = queueOrder((await this.session.children(entry.folder)).children);
+    } catch (error) {
+      if (zkCode(error) === ZkCode.NO_NODE) return;
+      throw new IndeterminateError(resource, 'release', { cause: error });
+    }
+    if (order.length > 0) throw new NotLockHolderError(resource, entry.owner);
+  }
+
+  /** Deletes an entry we no longer want, in the background (retried until its session ends). */
+  #abandon(entry: QueueEntry): void {
+    this.#queue.leave(entry).catch(() => {
+      // Still there after a session timeout of retries: the session is gone or going, and the
+      // ephemeral node with it.
+    });
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new ClientClosedError('ZkLockClient');
+  }
+
+  #translate(
+    error: unknown,
+    resource: string,
+    waitMs: number,
+    signal: AbortSignal | undefined,
+    timedOut: boolean,
+  ): unknown {
+    if (isFencekitError(error)) return error;
+    if (this.#closed) return new ClientClosedError('ZkLockClient');
+    if (timedOut) return new LockTimeoutError(resource, waitMs, { cause: error });
+    if (signal?.aborted) return new LockAbortedError(resource, { cause: signal.reason });
+    if (error instanceof ZkCallError)
+      return new BackendUnavailableError('zookeeper', error.message, { cause: error });
+    return error;
+  }
+}

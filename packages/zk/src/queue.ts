@@ -1,0 +1,259 @@
+import { monotonicNow } from '@fencekit/core';
+import type { Stat } from 'node-zookeeper-client';
+import { entryPrefix, newOwner, queueOrder, sequenceOf } from './paths.js';
+import type { ZkSession } from './session.js';
+import { isUncertain, ZkCode, zkCode } from './zk-errors.js';
+import { zxidOf } from './zxid.js';
+
+const EPHEMERAL_SEQUENTIAL = 3;
+/** Pause before retrying after a lost reply, so a flapping connection is not hammered. */
+const RETRY_PAUSE_MS = 50;
+
+/** One place in a queue: an ephemeral-sequential node owned by one session generation. */
+export interface QueueEntry {
+  readonly folder: string;
+  readonly name: string;
+  readonly path: string;
+  readonly owner: string;
+  readonly generation: number;
+  /** The node's creation zxid: the fence (lock) or term (election). Known once the entry is at the head. */
+  czxid: bigint | undefined;
+}
+
+export interface Joined {
+  entry: QueueEntry;
+  /** Entry names in queue order as listed right after the create (empty if that listing failed). */
+  order: string[];
+  /** `monotonicNow()` when that listing was sent. */
+  listedAt: number;
+}
+
+export interface Head {
+  czxid: bigint;
+  /** `monotonicNow()` when the listing that showed the entry at the head was sent. */
+  listedAt: number;
+}
+
+/** The entry's node vanished (its session expired, or it was deleted): its place in the queue is gone. */
+export class EntryGoneError extends Error {
+  constructor(
+    readonly entry: QueueEntry,
+    readonly why: string,
+  ) {
+    super(`queue entry ${entry.path} is gone: ${why}`);
+  }
+}
+
+/**
+ * The mechanics shared by the lock and the election (Curator's split of mechanics from policy):
+ * join a queue by creating a protected ephemeral-sequential node, find it again after a lost reply,
+ * wait until it is the lowest while watching only its immediate predecessor, and leave.
+ */
+export class SequentialQueue {
+  constructor(
+    private readonly session: ZkSession,
+    private readonly kind: string,
+  ) {}
+
+  /**
+   * Creates this attempt's node under `folder` (creating the folder on first use). The create and a
+   * listing of the folder are pipelined: ZooKeeper answers one session's requests in order, so the
+   * listing already includes our node and the uncontended case costs one round trip.
+   */
+  async join(folder: string, data: Buffer | null, signal: AbortSignal): Promise<Joined> {
+    const owner = newOwner();
+    const prefix = `${folder}/${entryPrefix(owner, this.kind)}`;
+    for (;;) {
+      signal.throwIfAborted();
+      const generation = await this.session.ready({ signal });
+      const listedAt = monotonicNow();
+      const created = this.session.create(prefix, data, EPHEMERAL_SEQUENTIAL, { signal });
+      const listed = this.session.children(folder, undefined, { signal });
+      listed.catch(() => {});
+      let path: string;
+      try {
+        path = await created;
+      } catch (error) {
+        if (zkCode(error) === ZkCode.NO_NODE) {
+          await this.#ensureFolder(folder, signal);
+          continue;
+        }
+        if (!isUncertain(error)) throw error;
+        // The create may have been applied with its reply lost: look for our owner-unique prefix.
+        const found = await this.#findOwn(folder, owner, signal);
+        if (found === undefined || this.session.generation !== generation) {
+          await pause(RETRY_PAUSE_MS, signal);
+          continue;
+        }
+        path = `${folder}/${found}`;
+      }
+      const entry: QueueEntry = {
+        folder,
+        name: path.slice(folder.length + 1),
+        path,
+        owner,
+        generation,
+        czxid: undefined,
+      };
+      try {
+        const { children, stat } = await listed;
+        entry.czxid = czxidFromFolder(entry, stat);
+        return { entry, order: queueOrder(children), listedAt };
+      } catch {
+        return { entry, order: [], listedAt };
+      }
+    }
+  }
+
+  /**
+   * Resolves with the entry's czxid once it is the lowest in its folder. Watches only the next-lower
+   * entry, so a release wakes exactly one waiter. Throws `EntryGoneError` if the entry vanishes and
+   * the signal's reason when `signal` aborts (the caller then leaves the queue).
+   */
+  async awaitHead(entry: QueueEntry, joined: Joined, signal: AbortSignal): Promise<Head> {
+    let order: string[] | undefined = joined.order.length > 0 ? joined.order : undefined;
+    let listedAt = joined.listedAt;
+    for (;;) {
+      signal.throwIfAborted();
+      this.#assertAlive(entry);
+      try {
+        if (order === undefined) {
+          listedAt = monotonicNow();
+          order = queueOrder((await this.session.children(entry.folder, undefined, { signal })).children);
+        }
+        const index = order.indexOf(entry.name);
+        if (index < 0) throw new EntryGoneError(entry, 'its node is no longer in the queue');
+        if (index === 0) return { czxid: await this.#czxid(entry, signal), listedAt };
+        const predecessor = `${entry.folder}/${order[index - 1]}`;
+        order = undefined;
+        await this.#untilDeleted(entry, predecessor, signal);
+      } catch (error) {
+        if (!isUncertain(error)) throw error;
+        order = undefined;
+        await pause(RETRY_PAUSE_MS, signal);
+      }
+    }
+  }
+
+  /**
+   * Deletes the entry's node. Retries lost replies for up to one session timeout; after that the node
+   * can only outlive us until the session expires. Resolves true if the node was there.
+   */
+  async leave(entry: QueueEntry): Promise<boolean> {
+    const deadline = monotonicNow() + this.session.sessionTimeoutMs;
+    for (;;) {
+      if (this.session.closed || this.session.generation !== entry.generation) return false;
+      try {
+        return await this.session.remove(entry.path, { timeoutMs: Math.max(1, deadline - monotonicNow()) });
+      } catch (error) {
+        if (!isUncertain(error) || monotonicNow() >= deadline) throw error;
+        await pause(RETRY_PAUSE_MS);
+      }
+    }
+  }
+
+  #assertAlive(entry: QueueEntry): void {
+    if (this.session.generation !== entry.generation) throw new EntryGoneError(entry, 'its session expired');
+  }
+
+  async #czxid(entry: QueueEntry, signal: AbortSignal): Promise<bigint> {
+    if (entry.czxid !== undefined) return entry.czxid;
+    const stat = await this.session.exists(entry.path, undefined, { signal });
+    this.#assertAlive(entry);
+    if (!stat) throw new EntryGoneError(entry, 'its node was deleted');
+    entry.czxid = zxidOf(stat.czxid);
+    return entry.czxid;
+  }
+
+  /**
+   * Waits for `predecessor` to be deleted. Our own czxid is fetched in the same pipeline while we
+   * wait, so the grant that follows costs one listing, not two round trips.
+   */
+  async #untilDeleted(entry: QueueEntry, predecessor: string, signal: AbortSignal): Promise<void> {
+    let fire: () => void = () => {};
+    const deleted = new Promise<void>((resolve) => {
+      fire = resolve;
+    });
+    const own =
+      entry.czxid === undefined ? this.session.exists(entry.path, undefined, { signal }) : undefined;
+    own?.catch(() => {});
+    // getData, not exists: on a node that is already gone it fails without leaving a watch behind.
+    // Any event on the predecessor (deleted, or data changed) sends us back to re-read the queue.
+    let present = true;
+    try {
+      await this.session.getData(predecessor, () => fire(), { signal });
+    } catch (error) {
+      if (zkCode(error) !== ZkCode.NO_NODE) throw error;
+      present = false;
+    }
+    if (own) {
+      const ownStat = await own;
+      if (!ownStat) throw new EntryGoneError(entry, 'its node was deleted');
+      entry.czxid = zxidOf(ownStat.czxid);
+    }
+    if (!present) return;
+    let offSession: () => void = () => {};
+    let onAbort: () => void = () => {};
+    try {
+      await new Promise<void>((resolve, reject) => {
+        deleted.then(resolve);
+        onAbort = () => reject(signal.reason);
+        signal.addEventListener('abort', onAbort, { once: true });
+        offSession = this.session.on((event, generation) => {
+          if (event === 'expired' && generation === entry.generation) {
+            reject(new EntryGoneError(entry, 'its session expired'));
+          }
+        });
+      });
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      offSession();
+    }
+  }
+
+  async #findOwn(folder: string, owner: string, signal: AbortSignal): Promise<string | undefined> {
+    const prefix = entryPrefix(owner, this.kind);
+    for (;;) {
+      try {
+        const { children } = await this.session.children(folder, undefined, { signal });
+        return children.find((child) => child.startsWith(prefix));
+      } catch (error) {
+        if (zkCode(error) === ZkCode.NO_NODE) return undefined;
+        if (!isUncertain(error)) throw error;
+        await pause(RETRY_PAUSE_MS, signal);
+      }
+    }
+  }
+
+  async #ensureFolder(folder: string, signal: AbortSignal): Promise<void> {
+    try {
+      await this.session.mkdirp(folder, { signal });
+    } catch (error) {
+      if (zkCode(error) !== ZkCode.NODE_EXISTS && !isUncertain(error)) throw error;
+    }
+  }
+}
+
+/**
+ * ZooKeeper names a sequential node after its folder's child-version counter, and every child create
+ * or delete bumps that counter and sets the folder's pzxid. So if the folder's cversion is exactly
+ * our sequence + 1, nothing changed after our create and pzxid *is* our node's czxid, saving a read.
+ */
+function czxidFromFolder(entry: QueueEntry, folder: Stat): bigint | undefined {
+  return folder.cversion === sequenceOf(entry.name) + 1 ? zxidOf(folder.pzxid) : undefined;
+}
+
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,347 @@
+/// <reference path="./node-zookeeper-client.d.ts" />
+import { monotonicNow } from '@fencekit/core';
+import zookeeper, { type Client, type Stat, type Watcher, type ZkException } from 'node-zookeeper-client';
+import { ZkCallError, ZkCode } from './zk-errors.js';
+
+/**
+ * How the connection to the ensemble stands, in Curator's terms: `suspended` = the connection is
+ * gone but the session may still be alive (nobody knows whether our ephemeral nodes still exist);
+ * `reconnected` = the same session answered again; `expired` = the session and its nodes are gone.
+ */
+export type SessionEvent = 'suspended' | 'reconnected' | 'expired';
+
+export interface SessionOptions {
+  /** Comma-separated `host:port` list of the ensemble. */
+  servers: string;
+  sessionTimeoutMs: number;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal | undefined;
+  /** Give up waiting for the reply after this long (the request may still be applied). */
+  timeoutMs?: number | undefined;
+}
+
+interface Internals {
+  connectionManager: { socket?: { destroy(): void }; connect(): void };
+}
+
+/**
+ * One logical ZooKeeper session for a fencekit client: connects lazily, turns callbacks into promises
+ * that always settle (timeout or signal), reports suspended / reconnected / expired, and replaces the
+ * underlying session after it expires. Each underlying session has a `generation`; ephemeral nodes
+ * belong to the generation that created them.
+ */
+export class ZkSession {
+  #sessionTimeoutMs: number;
+  readonly #servers: string;
+  #client: Client | undefined;
+  #connecting: Promise<void> | undefined;
+  #generation = 0;
+  #connected = false;
+  #suspendedAt: number | undefined;
+  #lastReplyAt = 0;
+  #closed = false;
+  readonly #listeners = new Set<(event: SessionEvent, generation: number) => void>();
+  #liveness: NodeJS.Timeout | undefined;
+
+  constructor(options: SessionOptions) {
+    this.#servers = options.servers;
+    this.#sessionTimeoutMs = options.sessionTimeoutMs;
+  }
+
+  /** The session timeout: as requested until connected, then as the ensemble granted it. */
+  get sessionTimeoutMs(): number {
+    return this.#sessionTimeoutMs;
+  }
+
+  /** Which underlying ZooKeeper session is current (changes after every expiry). */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /** True while the current session is connected and answering. */
+  get connected(): boolean {
+    return this.#connected && !this.#closed;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  on(listener: (event: SessionEvent, generation: number) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Resolves once a session is connected; opens a new one if there is none (first use, after expiry). */
+  async ready(options: CallOptions = {}): Promise<number> {
+    if (this.#closed)
+      throw new ZkCallError('connect', this.#servers, ZkCode.CONNECTION_LOSS, 'client closed');
+    if (this.#connected && this.#client) return this.#generation;
+    if (!this.#client) this.#open();
+    this.#connecting ??= new Promise<void>((resolve) => {
+      const off = this.on((event) => {
+        if (event === 'reconnected' || event === 'expired') {
+          off();
+          resolve();
+        }
+      });
+    }).finally(() => {
+      this.#connecting = undefined;
+    });
+    await settleWithin(this.#connecting, 'connect', this.#servers, {
+      timeoutMs: options.timeoutMs ?? this.sessionTimeoutMs,
+      signal: options.signal,
+    });
+    if (!this.#connected) return this.ready(options);
+    return this.#generation;
+  }
+
+  create(path: string, data: Buffer | null, mode: number, options?: CallOptions): Promise<string> {
+    return this.#call('create', path, options, (client, done) => client.create(path, data, mode, done));
+  }
+
+  /** Deletes `path` (any version). False when it did not exist. */
+  async remove(path: string, options?: CallOptions): Promise<boolean> {
+    try {
+      await this.#call<void>('delete', path, options, (client, done) => client.remove(path, -1, done));
+      return true;
+    } catch (error) {
+      if (error instanceof ZkCallError && error.code === ZkCode.NO_NODE) return false;
+      throw error;
+    }
+  }
+
+  exists(path: string, watcher?: Watcher, options?: CallOptions): Promise<Stat | null> {
+    return this.#call('exists', path, options, (client, done) => client.exists(path, watcher, done));
+  }
+
+  children(
+    path: string,
+    watcher?: Watcher,
+    options?: CallOptions,
+  ): Promise<{ children: string[]; stat: Stat }> {
+    return this.#call('getChildren', path, options, (client, done) =>
+      client.getChildren(path, watcher, (error, children, stat) => done(error, { children, stat })),
+    );
+  }
+
+  getData(
+    path: string,
+    watcher?: Watcher,
+    options?: CallOptions,
+  ): Promise<{ data: Buffer | null; stat: Stat }> {
+    return this.#call('getData', path, options, (client, done) =>
+      client.getData(path, watcher, (error, data, stat) => done(error, { data, stat })),
+    );
+  }
+
+  mkdirp(path: string, options?: CallOptions): Promise<string> {
+    return this.#call('mkdirp', path, options, (client, done) => client.mkdirp(path, done));
+  }
+
+  /**
+   * Runs one `multi`. On failure the error's `code` is the failing op's result and `failedOp` its index,
+   * so a caller can tell "the guard failed" from "the write failed".
+   */
+  multi(
+    label: string,
+    build: (tx: ReturnType<Client['transaction']>) => void,
+    options?: CallOptions,
+  ): Promise<void> {
+    return this.#call<void>('multi', label, options, (client, done) => {
+      const tx = client.transaction();
+      build(tx);
+      tx.commit((error, results) => {
+        if (!error) return done(null, undefined);
+        const failedOp = results?.findIndex((r) => r.err !== undefined && r.err !== 0 && r.err !== -2) ?? -1;
+        Object.assign(error, { failedOp });
+        done(error, undefined);
+      });
+    });
+  }
+
+  /** Ends the session: its ephemeral nodes go at once. Idempotent; leaves no timers or sockets. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#stopLiveness();
+    const client = this.#client;
+    this.#client = undefined;
+    this.#connected = false;
+    if (client) await shutdown(client, client.getState().name === 'SYNC_CONNECTED');
+    this.#listeners.clear();
+  }
+
+  #emit(event: SessionEvent, generation: number): void {
+    for (const listener of [...this.#listeners]) listener(event, generation);
+  }
+
+  #open(): void {
+    const generation = ++this.#generation;
+    const client = zookeeper.createClient(this.#servers, {
+      sessionTimeout: this.sessionTimeoutMs,
+      // Retry other servers quickly: a suspended holder has already been told to stop.
+      spinDelay: 100,
+      retries: 0,
+    });
+    this.#client = client;
+    client.on('connected', () => {
+      if (this.#client !== client) return;
+      this.#connected = true;
+      this.#suspendedAt = undefined;
+      this.#sessionTimeoutMs = client.getSessionTimeout();
+      this.#lastReplyAt = monotonicNow();
+      this.#startLiveness(client);
+      this.#emit('reconnected', generation);
+    });
+    client.on('disconnected', () => {
+      if (this.#client !== client) return;
+      this.#suspend();
+    });
+    client.on('expired', () => {
+      if (this.#client !== client) return;
+      this.#expire(client, generation);
+    });
+    client.connect();
+  }
+
+  #suspend(): void {
+    if (this.#suspendedAt !== undefined) return;
+    this.#connected = false;
+    this.#suspendedAt = monotonicNow();
+    this.#emit('suspended', this.#generation);
+  }
+
+  #expire(client: Client, generation: number): void {
+    this.#connected = false;
+    this.#suspendedAt = undefined;
+    this.#client = undefined;
+    this.#stopLiveness();
+    void shutdown(client, false);
+    this.#emit('expired', generation);
+  }
+
+  /**
+   * node-zookeeper-client has no read timeout: a server that stops answering without closing the
+   * socket would leave us "connected" forever. Like the Java client we expect a reply within 2/3 of
+   * the session timeout, probe with a cheap read every third, and drop the socket when none comes
+   * (the library then tries the next server). While disconnected, a session older than the session
+   * timeout is treated as expired (Curator does the same): the ensemble has dropped it by then.
+   */
+  #startLiveness(client: Client): void {
+    this.#stopLiveness();
+    const readTimeoutMs = (this.sessionTimeoutMs * 2) / 3;
+    const tickMs = Math.max(50, Math.floor(this.sessionTimeoutMs / 6));
+    let probing = false;
+    this.#liveness = setInterval(() => {
+      const now = monotonicNow();
+      if (this.#suspendedAt !== undefined) {
+        if (now - this.#suspendedAt >= this.sessionTimeoutMs) this.#expire(client, this.#generation);
+        return;
+      }
+      if (now - this.#lastReplyAt > readTimeoutMs) {
+        this.#suspend();
+        (client as unknown as Internals).connectionManager.socket?.destroy();
+        return;
+      }
+      if (!probing && now - this.#lastReplyAt > this.sessionTimeoutMs / 3) {
+        probing = true;
+        client.exists('/', undefined, (error) => {
+          probing = false;
+          if (!error && this.#client === client) this.#lastReplyAt = monotonicNow();
+        });
+      }
+    }, tickMs);
+    this.#liveness.unref();
+  }
+
+  #stopLiveness(): void {
+    if (this.#liveness !== undefined) clearInterval(this.#liveness);
+    this.#liveness = undefined;
+  }
+
+  async #call<T>(
+    operation: string,
+    path: string,
+    options: CallOptions | undefined,
+    invoke: (client: Client, done: (error: ZkException | null, value: T) => void) => void,
+  ): Promise<T> {
+    const timeoutMs = options?.timeoutMs ?? this.sessionTimeoutMs;
+    const started = monotonicNow();
+    await this.ready({ signal: options?.signal, timeoutMs });
+    const client = this.#client;
+    if (!client) throw new ZkCallError(operation, path, ZkCode.CONNECTION_LOSS, 'no session');
+    const reply = new Promise<T>((resolve, reject) => {
+      invoke(client, (error, value) => {
+        if (this.#client === client && (!error || error.getCode() !== ZkCode.CONNECTION_LOSS)) {
+          this.#lastReplyAt = monotonicNow();
+        }
+        if (error) reject(new ZkCallError(operation, path, error.getCode(), error.name, { cause: error }));
+        else resolve(value);
+      });
+    });
+    return settleWithin(reply, operation, path, {
+      timeoutMs: Math.max(1, timeoutMs - (monotonicNow() - started)),
+      signal: options?.signal,
+    });
+  }
+}
+
+/** Waits for `promise`, but never longer than `timeoutMs` nor past `signal`. */
+async function settleWithin<T>(
+  promise: Promise<T>,
+  operation: string,
+  path: string,
+  options: { timeoutMs: number; signal?: AbortSignal | undefined },
+): Promise<T> {
+  const { signal, timeoutMs } = options;
+  if (signal?.aborted) throw signal.reason;
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () =>
+            reject(
+              new ZkCallError(operation, path, ZkCode.OPERATION_TIMEOUT, `no reply within ${timeoutMs} ms`),
+            ),
+          timeoutMs,
+        );
+        onAbort = () => reject(signal?.reason);
+        signal?.addEventListener('abort', onAbort, { once: true });
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener('abort', onAbort);
+    // A late reply after a timeout is ignored, never reported as unhandled.
+    promise.catch(() => {});
+  }
+}
+
+/**
+ * Closes an underlying client for good. node-zookeeper-client keeps reconnecting from timers after a
+ * failed close, so we also stop its reconnect loop and drop its socket after a short grace.
+ */
+async function shutdown(client: Client, graceful: boolean): Promise<void> {
+  const internals = (client as unknown as Internals).connectionManager;
+  if (graceful) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 1000);
+      client.once('disconnected', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      client.close();
+    });
+  } else {
+    client.close();
+  }
+  internals.connect = () => {};
+  internals.socket?.destroy();
+  client.removeAllListeners();
+}
