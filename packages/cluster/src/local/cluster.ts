@@ -3,21 +3,28 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ClusterStartError, UnknownNodeError } from '../errors.js';
+import { clockShimPath, writeClockSkew } from '../native.js';
 import type { ResolvedOptions } from '../options.js';
 import { freePorts } from '../ports.js';
 import type { Cluster, ClusterNode, Faults, Topology } from '../types.js';
 import { poll } from '../wait.js';
 import { LocalFaults } from './faults.js';
+import { LocalNetwork } from './network.js';
 import { ServerProcess } from './process.js';
 import { trackDir, untrackDir } from './reaper.js';
 import type { LocalRecipe, NodeLayout } from './recipe.js';
 import { RECIPES } from './recipes.js';
+
+/** The skew file the clock shim reads, in each node's dir. */
+export const CLOCK_FILE = 'clock';
 
 /** A node of a local cluster: its layout, its process, and the pid it has right now. */
 export class LocalNode implements ClusterNode {
   constructor(
     readonly layout: NodeLayout,
     readonly process: ServerProcess,
+    /** The clock shim's skew file, when the shim is loaded into this server. */
+    readonly clockFile: string | undefined,
   ) {}
   get id(): string {
     return this.layout.id;
@@ -51,6 +58,7 @@ export class LocalCluster implements Cluster {
     readonly recipe: LocalRecipe,
     readonly rootDir: string,
     readonly localNodes: readonly LocalNode[],
+    readonly network: LocalNetwork,
   ) {
     this.faults = new LocalFaults(this);
   }
@@ -101,6 +109,7 @@ export class LocalCluster implements Cluster {
     this.closed ??= (async () => {
       await this.faults.dispose();
       await Promise.all(this.localNodes.map((n) => n.process.kill('SIGKILL').catch(() => undefined)));
+      await this.network.close();
       rmSync(this.rootDir, { recursive: true, force: true });
       untrackDir(this.rootDir);
     })();
@@ -118,20 +127,24 @@ export class LocalCluster implements Cluster {
     const ids = Array.from({ length: options.nodes }, (_, i) => `n${i + 1}`);
     const perNode = 1 + recipe.peerPortCount;
     const ports = await freePorts(ids.length * perNode);
-    const layouts: NodeLayout[] = ids.map((id, i) => {
-      const own = ports.slice(i * perNode, (i + 1) * perNode);
-      return {
-        id,
-        index: i + 1,
-        dir: join(rootDir, id),
-        clientPort: own[0]!,
-        advertisedClientPort: own[0]!,
-        peerPorts: own.slice(1),
-        advertisedPeerPorts: own.slice(1),
-      };
-    });
+    const own = (i: number) => ports.slice(i * perNode, (i + 1) * perNode);
+    let nodes: LocalNode[] = [];
+    const network = await LocalNetwork.create(
+      ids.map((id, i) => ({ id, clientPort: own(i)[0]!, peerPorts: own(i).slice(1) })),
+      { clientProxy: options.proxy, peerProxy: recipe.peerPortCount > 0 && ids.length > 1 },
+      () => nodes.map((n) => ({ id: n.id, pid: n.pid })),
+    );
+    const layouts: NodeLayout[] = ids.map((id, i) => ({
+      id,
+      index: i + 1,
+      dir: join(rootDir, id),
+      clientPort: own(i)[0]!,
+      advertisedClientPort: network.clientProxies.get(id)?.port ?? own(i)[0]!,
+      peerPorts: own(i).slice(1),
+      advertisedPeerPorts: network.peerProxies.get(id)?.map((p) => p.port) ?? own(i).slice(1),
+    }));
     const token = `fencekit-${randomBytes(6).toString('hex')}`;
-    const nodes = layouts.map((layout) => {
+    nodes = layouts.map((layout) => {
       const spec = recipe.launch(layout, layouts, token);
       mkdirSync(layout.dir, { recursive: true });
       for (const [name, content] of Object.entries(spec.files ?? {})) {
@@ -139,16 +152,20 @@ export class LocalCluster implements Cluster {
         mkdirSync(dirname(path), { recursive: true });
         writeFileSync(path, content);
       }
+      const shim = recipe.clockShim ? clockShimPath() : undefined;
+      if (shim) writeClockSkew(join(layout.dir, CLOCK_FILE), 0, 1);
       const proc = new ServerProcess({
         command: spec.command,
         args: spec.args,
-        env: spec.env,
+        env: shim
+          ? { ...spec.env, LD_PRELOAD: shim, FENCEKIT_CLOCK_FILE: join(layout.dir, CLOCK_FILE) }
+          : spec.env,
         cwd: layout.dir,
         logFile: join(layout.dir, 'server.log'),
       });
-      return new LocalNode(layout, proc);
+      return new LocalNode(layout, proc, shim ? join(layout.dir, CLOCK_FILE) : undefined);
     });
-    const cluster = new LocalCluster(options.topology, recipe, rootDir, nodes);
+    const cluster = new LocalCluster(options.topology, recipe, rootDir, nodes, network);
     try {
       // All members at once: etcd and ZooKeeper members wait for a quorum before they serve.
       for (const node of nodes) node.process.start();

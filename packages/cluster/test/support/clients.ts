@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 
 export function redisClient(endpoint: string, options: { commandTimeout?: number } = {}): Redis {
   const [host, port] = endpoint.split(':');
-  return new Redis({
+  const redis = new Redis({
     host,
     port: Number(port),
     lazyConnect: true,
@@ -14,10 +14,17 @@ export function redisClient(endpoint: string, options: { commandTimeout?: number
     commandTimeout: options.commandTimeout ?? 5000,
     retryStrategy: () => 100,
   });
+  redis.on('error', () => undefined); // faults make connection errors expected; commands still reject
+  return redis;
 }
 
-export function etcdClient(endpoints: readonly string[]): Etcd3 {
-  return new Etcd3({ hosts: endpoints.map((e) => `http://${e}`), dialTimeout: 2000 });
+/** Every unary call gets a deadline, so a cut-off member shows as an error rather than a hang. */
+export function etcdClient(endpoints: readonly string[], deadlineMs = 5000): Etcd3 {
+  return new Etcd3({
+    hosts: endpoints.map((e) => `http://${e}`),
+    dialTimeout: 2000,
+    defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + deadlineMs }),
+  });
 }
 
 interface ZkStat {
