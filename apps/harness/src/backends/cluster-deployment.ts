@@ -1,0 +1,75 @@
+import { accessSync, constants, existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { startCluster, type Topology } from '@fencekit/cluster';
+import { dockerAnswers } from '../run/provider.js';
+import type { BackendName, Deployment, Provider } from './types.js';
+
+/**
+ * Starts real servers through @fencekit/cluster, always with the fault proxy in front of each node so
+ * client-side faults (cut-clients, latency) are available, and hands them to the harness as a deployment.
+ */
+export async function deployCluster(
+  backend: BackendName,
+  topology: Topology,
+  nodes: number,
+  provider: Provider,
+  signal?: AbortSignal,
+): Promise<Deployment> {
+  const cluster = await startCluster({
+    topology,
+    nodes,
+    provider,
+    proxy: true,
+    ...(signal ? { signal } : {}),
+  });
+  return {
+    backend,
+    provider,
+    endpoints: [...cluster.endpoints],
+    nodes: cluster.nodes.map((n) => n.id),
+    faults: cluster.faults,
+    close: () => cluster.close(),
+  };
+}
+
+/** Where to find the servers the local provider runs, and how to install them. */
+const SERVERS: Record<Topology, { need: string[]; install: string }> = {
+  redis: { need: ['bin:redis-server'], install: 'apt-get install redis-server' },
+  'redis-independent': { need: ['bin:redis-server'], install: 'apt-get install redis-server' },
+  etcd: { need: ['bin:etcd'], install: 'apt-get install etcd-server' },
+  zookeeper: {
+    need: ['bin:java', 'file:/usr/share/java/zookeeper.jar'],
+    install: 'apt-get install zookeeper default-jre-headless',
+  },
+};
+
+/** Throws a message naming the missing server binary (local) or Docker engine (docker), and the fix. */
+export async function preflightCluster(topology: Topology, provider: Provider): Promise<void> {
+  if (provider === 'docker') {
+    if (!(await dockerAnswers())) {
+      throw new Error(
+        'no Docker engine answers: install and start it (apt-get install docker.io && dockerd &), or use --provider local',
+      );
+    }
+    return;
+  }
+  const { need, install } = SERVERS[topology];
+  for (const item of need) {
+    const [kind, name] = item.split(':') as [string, string];
+    const found = kind === 'file' ? existsSync(name) : onPath(name);
+    if (!found)
+      throw new Error(`${name} not found, needed for ${topology} servers: install it with \`${install}\``);
+  }
+}
+
+function onPath(binary: string): boolean {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    try {
+      accessSync(join(dir, binary), constants.X_OK);
+      return true;
+    } catch {
+      // not in this directory
+    }
+  }
+  return false;
+}

@@ -1,0 +1,19 @@
+import type { BackendFactory, BackendName } from './types.js';
+
+/**
+ * The registry: backend name → its adapter-factory file, loaded on demand so a client process only
+ * loads the driver it uses, and a backend whose package is missing fails alone, with its own message.
+ */
+const loaders: Record<BackendName, () => Promise<BackendFactory>> = {
+  memory: async () => (await import('./memory.js')).memoryBackend,
+  redis: async () => (await import('./redis.js')).redisBackend,
+  redlock: async () => (await import('./redlock.js')).redlockBackend,
+  zk: async () => (await import('./zk.js')).zkBackend,
+  etcd: async () => (await import('./etcd.js')).etcdBackend,
+};
+
+export function loadBackend(name: BackendName): Promise<BackendFactory> {
+  return loaders[name]();
+}
+
+export { BACKENDS, type BackendName } from './types.js';

@@ -1,0 +1,89 @@
+import type { ElectionClient, Fence, LockClient } from '@fencekit/core';
+
+export const BACKENDS = ['memory', 'redis', 'redlock', 'zk', 'etcd'] as const;
+export type BackendName = (typeof BACKENDS)[number];
+export type Provider = 'local' | 'docker';
+
+/**
+ * The fault primitives a deployment offers, in @fencekit/cluster's vocabulary. A backend that lacks a
+ * primitive throws `UnsupportedFaultError`; the nemesis records that instead of pretending.
+ */
+export interface FaultDriver {
+  kill(node: string): Promise<void>;
+  restart(node: string): Promise<void>;
+  pause(node: string): Promise<void>;
+  resume(node: string): Promise<void>;
+  partition(spec: { isolate: string } | { halves: [string[], string[]] }): Promise<void>;
+  cutClients(node: string): Promise<void>;
+  latency(node: string, spec: { ms: number; jitterMs: number }): Promise<void>;
+  clock(node: string, spec: { offsetMs: number; rate?: number }): Promise<void>;
+  heal(): Promise<void>;
+}
+
+export class UnsupportedFaultError extends Error {
+  override readonly name = 'UnsupportedFaultError';
+  readonly code = 'unsupported-fault';
+  constructor(
+    readonly fault: string,
+    readonly backend: string,
+  ) {
+    super(`Fault ${fault} is not supported on ${backend}`);
+  }
+}
+
+/** Servers running for one or more runs, seen from the coordinator. */
+export interface Deployment {
+  readonly backend: BackendName;
+  readonly provider: Provider;
+  /** Client-facing endpoints, handed to client processes as is. */
+  readonly endpoints: string[];
+  /** Server node ids, targets for server faults. */
+  readonly nodes: string[];
+  readonly faults: FaultDriver;
+  close(): Promise<void>;
+}
+
+/** What a client process builds from the endpoints. */
+export interface ClientBackend {
+  readonly locks: LockClient<Fence | undefined>;
+  /** A native election recipe; without one the election workload campaigns with the lock. */
+  readonly elections?: ElectionClient;
+  close(): Promise<void>;
+}
+
+export interface ConnectOptions {
+  endpoints: string[];
+  /** Isolates one run's keys from another's on a shared deployment. */
+  namespace: string;
+  /** The lock TTL the run uses, for backends whose session TTL is fixed at connect time. */
+  ttlMs: number;
+}
+
+export interface DeployOptions {
+  provider: Provider;
+  signal?: AbortSignal;
+}
+
+/**
+ * One small file per backend implements this: how to start its servers (coordinator side) and how a
+ * client process connects (client side). Adding a backend = adding one such file to the registry.
+ */
+export interface BackendFactory {
+  readonly name: BackendName;
+  readonly description: string;
+  /** Fences strictly increase across holders, so fencing at the resource applies. */
+  readonly safeFences: boolean;
+  /** Faults that make sense for this backend's topology. */
+  readonly faults: readonly string[];
+  /**
+   * The lock TTL runs use unless told otherwise: as short as the backend honours (ZooKeeper sessions
+   * and etcd leases have floors), so faults outlast leases within a short run.
+   */
+  readonly defaultTtlMs: number;
+  /** A native election recipe exists (else the election workload campaigns with the lock). */
+  readonly nativeElection: boolean;
+  /** Throws a message saying how to install what is missing (server binary, Docker engine). */
+  preflight(provider: Provider): Promise<void>;
+  deploy(options: DeployOptions): Promise<Deployment>;
+  connect(options: ConnectOptions): Promise<ClientBackend>;
+}

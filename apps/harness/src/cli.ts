@@ -1,0 +1,144 @@
+#!/usr/bin/env node
+/**
+ * `fencekit`: run lock workloads against real servers under faults, check the histories, publish the
+ * report. Progress goes to stderr; the report's location and verdicts to stdout.
+ */
+import { resolve } from 'node:path';
+import { Command, Option } from 'commander';
+import { BACKENDS } from './backends/types.js';
+import { recheckRun } from './check/recheck.js';
+import { FAULT_NAMES } from './nemesis/faults.js';
+import { SCENARIO_NAMES } from './nemesis/scenarios.js';
+import { rebuildSite } from './report/rebuild.js';
+import { writeSiteIndex } from './report/site.js';
+import { OptionsError, parseRunOptions } from './run/options.js';
+import { runOnce } from './run/run.js';
+import { suiteMatrix } from './suite/matrix.js';
+import { runSuite } from './suite/suite.js';
+import { WORKLOADS } from './workloads/types.js';
+
+const EXIT: Record<string, number> = { ok: 0, illegal: 1, unknown: 2 };
+
+/** Ctrl-C once: heal faults, stop clients, tear servers down, keep the partial history. Twice: exit now. */
+function interruptible(): AbortSignal {
+  const controller = new AbortController();
+  process.on('SIGINT', () => {
+    if (controller.signal.aborted) process.exit(130);
+    process.stderr.write(
+      '\nfencekit: interrupted: healing faults and tearing down (Ctrl-C again to quit now)\n',
+    );
+    controller.abort(new Error('interrupted'));
+  });
+  process.on('SIGTERM', () => controller.abort(new Error('terminated')));
+  return controller.signal;
+}
+
+const program = new Command('fencekit')
+  .description('Jepsen-style harness: lock clients against real clusters under faults, checked and reported')
+  .showHelpAfterError();
+
+program
+  .command('run')
+  .description('one run: workload × backend × faults → history → checkers → report')
+  .addOption(new Option('--backend <name>', `lock backend: ${BACKENDS.join(', ')}`).default('memory'))
+  .addOption(new Option('--workload <name>', `workload: ${WORKLOADS.join(', ')}`).default('inventory'))
+  .option('--fault <list>', `comma-separated faults: none, ${FAULT_NAMES.join(', ')}`, 'none')
+  .option('--scenario <name>', `scripted scenario instead of --fault: ${SCENARIO_NAMES.join(', ')}`)
+  .option('--clients <n>', 'client processes', '5')
+  .option('--time <duration>', 'run length (e.g. 60s, 2m)', '10s')
+  .option('--seed <n>', 'seed of the fault schedule and client jitter', '1')
+  .option('--no-fencing', 'the resource accepts writes whatever their fence')
+  .option('--provider <name>', 'where servers run: auto, local, docker', 'auto')
+  .option('--ttl <duration>', 'lock TTL (default: per backend)')
+  .option('--window <duration>', 'gap between a client’s lease check and its write', '30ms')
+  .option('--stock <n>', 'starting stock of the inventory', '100000')
+  .option('--tick <duration>', 'cron tick', '100ms')
+  .option('--out <dir>', 'reports directory', 'reports')
+  .action(async (o: Record<string, string | boolean | undefined>) => {
+    const options = parseRunOptions({
+      backend: o.backend as never,
+      workload: o.workload as never,
+      fault: o.fault as string,
+      ...(o.scenario ? { scenario: o.scenario as never } : {}),
+      clients: o.clients as string as never,
+      time: o.time as string,
+      seed: o.seed as string as never,
+      fencing: o.fencing as boolean,
+      provider: o.provider as never,
+      ...(o.ttl ? { ttl: o.ttl as string } : {}),
+      window: o.window as string,
+      stock: o.stock as string as never,
+      tick: o.tick as string,
+      out: o.out as string,
+    });
+    const run = await runOnce(options, { signal: interruptible() });
+    process.stdout.write(`${run.verdict}\t${resolve(run.dir, 'index.html')}\n`);
+    process.exitCode = EXIT[run.verdict];
+  });
+
+program
+  .command('suite')
+  .description('the backend × fault × fencing matrix; prints where the report is')
+  .option('--short', 'a few seconds per run: the whole matrix in minutes')
+  .option('--seeds <n>', 'seeds per cell')
+  .option('--backends <list>', `only these backends (${BACKENDS.join(', ')})`)
+  .option('--provider <name>', 'auto, local, docker', 'auto')
+  .option('--out <dir>', 'reports directory', 'reports')
+  .action(
+    async (o: { short?: boolean; seeds?: string; backends?: string; provider: string; out: string }) => {
+      let entries = suiteMatrix(Boolean(o.short), o.seeds ? Number(o.seeds) : undefined);
+      if (o.backends) {
+        const only = o.backends.split(',').map((s) => s.trim());
+        const unknown = only.filter((b) => !(BACKENDS as readonly string[]).includes(b));
+        if (unknown.length)
+          throw new OptionsError(`unknown backend ${unknown.join(', ')}; known: ${BACKENDS.join(', ')}`);
+        entries = entries.filter((x) => only.includes(x.options.backend));
+      }
+      const started = performance.now();
+      const outcomes = await runSuite(entries, {
+        out: o.out,
+        provider: o.provider as 'auto',
+        signal: interruptible(),
+      });
+      const minutes = ((performance.now() - started) / 60_000).toFixed(1);
+      for (const x of outcomes) {
+        const verdict = x.run?.verdict ?? 'not run';
+        const mark = x.agrees
+          ? 'as predicted'
+          : x.entry.expect === 'report'
+            ? ''
+            : `PREDICTED ${x.entry.expect}`;
+        process.stdout.write(
+          `${verdict.padEnd(8)} ${x.entry.options.backend.padEnd(8)} ${String(x.entry.options.workload).padEnd(10)} ${x.entry.why}${mark ? ` (${mark})` : ''}${x.error ? `: ${x.error}` : ''}\n`,
+        );
+      }
+      process.stdout.write(
+        `\n${outcomes.length} runs in ${minutes} min. Report: ${resolve(o.out, 'index.html')}\n`,
+      );
+    },
+  );
+
+program
+  .command('check <run-dir>')
+  .description('re-check a stored history and rewrite its results.json and page')
+  .action(async (dir: string) => {
+    const verdict = await recheckRun(dir);
+    process.stdout.write(`${verdict}\t${resolve(dir, 'results.json')}\n`);
+    process.exitCode = EXIT[verdict];
+  });
+
+program
+  .command('report')
+  .description('rebuild every run page and the site index from stored results')
+  .option('--out <dir>', 'reports directory', 'reports')
+  .action((o: { out: string }) => {
+    const pages = rebuildSite(o.out);
+    const index = writeSiteIndex(o.out);
+    process.stdout.write(`${pages} run pages; ${resolve(index)}\n`);
+  });
+
+program.parseAsync().catch((error: unknown) => {
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`fencekit: ${message}\n`);
+  process.exitCode = error instanceof OptionsError ? 64 : 3;
+});

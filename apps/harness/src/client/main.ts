@@ -1,0 +1,73 @@
+/**
+ * Entry point of one client process (forked by the coordinator). It connects to the backend and the
+ * resource, reports `ready`, starts the workload on `go`, and on `stop` finishes its current op,
+ * closes everything and reports how many events it sent. A separate process, so the nemesis can
+ * SIGSTOP it between its grant and its write.
+ */
+import { loadBackend } from '../backends/index.js';
+import type { ClientBackend } from '../backends/types.js';
+import { seededRandom } from '../nemesis/random.js';
+import { ResourceClient } from '../resource/client.js';
+import { EventPipe } from '../run/event-pipe.js';
+import { workloads } from '../workloads/index.js';
+import type { ClientConfig, WorkloadContext } from '../workloads/types.js';
+import { sleep } from '../workloads/util.js';
+import { OpRecorder } from './recorder.js';
+
+const pipe = new EventPipe();
+const stopping = new AbortController();
+let go: () => void = () => undefined;
+const started = new Promise<void>((resolve) => {
+  go = resolve;
+});
+
+process.on('message', (message: { kind: string; config?: ClientConfig }) => {
+  if (message.kind === 'start' && message.config) void main(message.config);
+  else if (message.kind === 'go') go();
+  else if (message.kind === 'stop') stopping.abort();
+});
+// The coordinator died: stop rather than run on as an orphan.
+process.on('disconnect', () => stopping.abort());
+
+async function main(config: ClientConfig): Promise<void> {
+  let backend: ClientBackend | undefined;
+  let resource: ResourceClient | undefined;
+  try {
+    const factory = await loadBackend(config.backend);
+    backend = await factory.connect({
+      endpoints: config.endpoints,
+      namespace: config.namespace,
+      ttlMs: config.ttlMs,
+    });
+    resource = await ResourceClient.connect(config.resourceSocket, config.opTimeoutMs);
+  } catch (error) {
+    process.send?.({ kind: 'error', message: (error as Error).message });
+    await backend?.close().catch(() => undefined);
+    process.exit(1);
+  }
+  process.send?.({ kind: 'ready' });
+  await started;
+  const recorder = new OpRecorder(config.index, config.clients, pipe);
+  const context: WorkloadContext = {
+    config,
+    locks: backend.locks,
+    elections: backend.elections,
+    resource,
+    recorder,
+    stopping: stopping.signal,
+    random: seededRandom(config.seed * 1_000 + config.index),
+    async window(f) {
+      process.send?.({ kind: 'window', process: recorder.process, f });
+      await sleep(config.windowMs);
+    },
+  };
+  let failure: string | undefined;
+  try {
+    await workloads[config.workload](context);
+  } catch (error) {
+    failure = (error as Error).stack ?? String(error);
+  }
+  await backend.close().catch(() => undefined);
+  resource.close();
+  pipe.finish(failure ? { failure } : {});
+}

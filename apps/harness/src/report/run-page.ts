@@ -1,0 +1,145 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { HistoryEvent } from '@fencekit/checker';
+import type { RunMeta, RunResults } from '../run/output.js';
+import { esc, page, verdictBadge } from './html.js';
+import { faultColour, plotSvg, type Series, timelineSvg } from './svg.js';
+import { buildTimeline } from './timeline-data.js';
+import { violationMarks } from './violations.js';
+
+const MAX_POINTS = 20_000;
+
+/** Writes `<dir>/index.html`: verdict first, then the evidence, all inline. */
+export function writeRunPage(
+  dir: string,
+  meta: RunMeta,
+  results: RunResults,
+  history: readonly HistoryEvent[],
+): void {
+  writeFileSync(join(dir, 'index.html'), renderRunPage(meta, results, history));
+}
+
+export function renderRunPage(meta: RunMeta, results: RunResults, history: readonly HistoryEvent[]): string {
+  const cronHoldNs = meta.workload === 'cron' ? meta.tickMs * 2 * 1e6 : 0;
+  const timeline = buildTimeline(history, meta.clients, cronHoldNs);
+  const marks = violationMarks(results.checkers, history, meta.clients);
+  const faults = meta.scenario ? `scenario ${meta.scenario}` : meta.faults.join(', ') || 'none';
+  const title = `${meta.backend} · ${meta.workload} · ${faults} · ${meta.fencing ? 'fencing on' : 'fencing off'}`;
+  const body = `
+<p class="muted"><a href="../index.html">all runs</a> · run <code>${esc(meta.id)}</code></p>
+<h1>${esc(title)}</h1>
+<div class="banner ${esc(results.verdict)}" id="verdict" data-verdict="${esc(results.verdict)}">Verdict: <strong>${esc(results.verdict)}</strong> — ${esc(explain(results))}</div>
+${results.problems.length ? `<p><strong>History incomplete:</strong> ${esc(results.problems.join('; '))}</p>` : ''}
+<h2>Checkers</h2>
+${checkerTable(results)}
+<h2>Timeline</h2>
+<p class="legend"><span><i class="swatch" style="background:#2da44e"></i>lock held (as the client believed)</span><span><i class="swatch" style="background:#54aeff"></i>op ok</span><span><i class="swatch" style="background:#ffcecb"></i>op failed</span><span><i class="swatch" style="background:#fff8c5;border:1px dashed #9a6700"></i>op outcome unknown</span><span>● write accepted by the resource</span><span style="color:#cf222e">✕ write refused (stale fence)</span><span style="color:#cf222e">▼ violation</span>${[...new Set(timeline.faults.map((f) => f.fault))].map((f) => `<span><i class="swatch" style="background:${faultColour(f)};opacity:.4"></i>${esc(f)}</span>`).join('')}</p>
+${timelineSvg(timeline, marks)}
+<h2>Latency and throughput</h2>
+<div style="display:flex;gap:16px;flex-wrap:wrap">${latencyPlot(timeline)}${throughputPlot(timeline)}</div>
+<h2>Faults applied</h2>
+${faultTable(meta)}
+<h2>Run</h2>
+${runTable(meta, results)}
+<h2>Violations (first ${Math.min(20, marks.length)} of ${Object.values(results.checkers).reduce((n, c) => n + c.violationCount, 0)})</h2>
+<pre id="violations">${esc(
+    JSON.stringify(
+      Object.fromEntries(
+        Object.entries(results.checkers).map(([k, c]) => [
+          k,
+          c.violations.slice(0, 20 / Object.keys(results.checkers).length + 1),
+        ]),
+      ),
+      null,
+      1,
+    ),
+  )}</pre>
+<p class="muted">Files: <a href="history.jsonl">history.jsonl</a> · <a href="results.json">results.json</a> · <a href="run.json">run.json</a>. Re-check with <code>fencekit check ${esc(meta.id)}</code>.</p>`;
+  return page(`fencekit: ${title} — ${results.verdict}`, body);
+}
+
+function explain(results: RunResults): string {
+  const illegal = Object.entries(results.checkers).filter(([, c]) => c.verdict === 'illegal');
+  if (illegal.length)
+    return `convicted by ${illegal.map(([n, c]) => `${n} (${c.violationCount} violation${c.violationCount === 1 ? '' : 's'})`).join(', ')}`;
+  const unknown = Object.entries(results.checkers).filter(([, c]) => c.verdict === 'unknown');
+  if (unknown.length)
+    return `not decided: ${unknown.map(([n, c]) => `${n}: ${c.error ?? 'unknown'}`).join('; ')}`;
+  return 'every checker found the history legal';
+}
+
+function checkerTable(results: RunResults): string {
+  const rows = Object.entries(results.checkers).map(
+    ([name, c]) =>
+      `<tr data-checker="${esc(name)}"><td>${esc(name)}</td><td>${verdictBadge(c.verdict)}</td><td>${c.violationCount}</td><td><code>${esc(JSON.stringify(c.stats))}</code></td><td>${esc(c.error ?? '')}</td></tr>`,
+  );
+  return `<table id="checkers"><tr><th>checker</th><th>verdict</th><th>violations</th><th>figures</th><th>error</th></tr>${rows.join('')}</table>`;
+}
+
+function faultTable(meta: RunMeta): string {
+  if (meta.faultsApplied.length === 0) return '<p class="muted">No faults.</p>';
+  const rows = meta.faultsApplied.map(
+    (f) =>
+      `<tr><td>${esc(f.fault)}</td><td><code>${esc(JSON.stringify(f.target))}</code></td><td>${f.applied ? 'yes' : 'no'}</td><td>${esc(f.error ?? '')}</td></tr>`,
+  );
+  return `<table><tr><th>fault</th><th>target</th><th>applied</th><th>why not</th></tr>${rows.join('')}</table>`;
+}
+
+function runTable(meta: RunMeta, results: RunResults): string {
+  const s = results.summary;
+  const rows: [string, unknown][] = [
+    ['backend / provider', `${meta.backend} / ${meta.provider} (nodes ${meta.nodes.join(', ') || '—'})`],
+    ['workload', meta.workload],
+    ['fencing at the resource', meta.fencing ? 'on' : 'off'],
+    ['clients', meta.clients],
+    ['seed', meta.seed],
+    ['duration', `${meta.durationMs} ms planned, ${meta.elapsedMs} ms run`],
+    ['lock TTL / window', `${meta.ttlMs} ms / ${meta.windowMs} ms`],
+    [
+      'operations',
+      `${s.operations} (${s.ok} ok, ${s.fail} fail, ${s.info} unknown), ${s.opsPerSecond} ops/s`,
+    ],
+    ['faults', `${s.faultsApplied} applied, ${s.faultsFailed} not applied`],
+  ];
+  return `<table>${rows.map(([k, v]) => `<tr><th>${esc(k)}</th><td>${esc(v)}</td></tr>`).join('')}</table>`;
+}
+
+function latencyPlot(t: ReturnType<typeof buildTimeline>): string {
+  const byF = new Map<string, Series>();
+  const colours = ['#0969da', '#cf222e', '#1a7f37', '#8250df', '#9a6700'];
+  const stride = Math.max(1, Math.ceil(t.ops.length / MAX_POINTS));
+  t.ops.forEach((op, i) => {
+    if (op.end === undefined || op.type !== 'ok' || i % stride !== 0) return;
+    let s = byF.get(op.f);
+    if (!s) {
+      s = { name: op.f, colour: colours[byF.size % colours.length]!, points: [] };
+      byF.set(op.f, s);
+    }
+    s.points.push({ x: (op.end - t.t0) / 1e9, y: (op.end - op.start) / 1e6 });
+  });
+  return plotSvg('latency', [...byF.values()], {
+    xLabel: 'time (s)',
+    yLabel: 'latency (ms)',
+    xMax: (t.t1 - t.t0) / 1e9,
+  });
+}
+
+function throughputPlot(t: ReturnType<typeof buildTimeline>): string {
+  const seconds = Math.max(1, Math.ceil((t.t1 - t.t0) / 1e9));
+  const ok = new Array<number>(seconds).fill(0);
+  const failed = new Array<number>(seconds).fill(0);
+  for (const op of t.ops) {
+    if (op.end === undefined) continue;
+    const s = Math.min(seconds - 1, Math.floor((op.end - t.t0) / 1e9));
+    if (op.type === 'ok') ok[s]!++;
+    else failed[s]!++;
+  }
+  return plotSvg(
+    'throughput',
+    [
+      { name: 'ok/s', colour: '#1a7f37', points: ok.map((y, x) => ({ x, y })) },
+      { name: 'failed or unknown/s', colour: '#cf222e', points: failed.map((y, x) => ({ x, y })) },
+    ],
+    { xLabel: 'time (s)', yLabel: 'operations per second', bars: true, xMax: seconds },
+  );
+}

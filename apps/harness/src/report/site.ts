@@ -1,0 +1,111 @@
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RunMeta, RunResults } from '../run/output.js';
+import { esc, page, verdictBadge } from './html.js';
+
+interface StoredRun {
+  dir: string;
+  meta: RunMeta;
+  results: RunResults;
+}
+
+/** Every run under `root` that has both run.json and results.json (others are skipped: not judged yet). */
+export function storedRuns(root: string): StoredRun[] {
+  if (!existsSync(root)) return [];
+  const runs: StoredRun[] = [];
+  for (const dir of readdirSync(root, { withFileTypes: true })) {
+    if (!dir.isDirectory()) continue;
+    const metaPath = join(root, dir.name, 'run.json');
+    const resultsPath = join(root, dir.name, 'results.json');
+    if (!existsSync(metaPath) || !existsSync(resultsPath)) continue;
+    try {
+      runs.push({
+        dir: dir.name,
+        meta: JSON.parse(readFileSync(metaPath, 'utf8')) as RunMeta,
+        results: JSON.parse(readFileSync(resultsPath, 'utf8')) as RunResults,
+      });
+    } catch {
+      // A half-written run (interrupted mid-write) is left out of the index rather than breaking it.
+    }
+  }
+  return runs.sort((a, b) => a.meta.startedAt.localeCompare(b.meta.startedAt));
+}
+
+const faultLabel = (m: RunMeta) =>
+  m.scenario ? `scenario: ${m.scenario}` : m.faults.join(' + ') || 'no faults';
+const rowLabel = (m: RunMeta) => `${m.backend} · ${m.fencing ? 'fencing on' : 'fencing off'}`;
+
+/** Writes `<root>/index.html`: the backend × fault × fencing matrix with every run linked. */
+export function writeSiteIndex(root: string): string {
+  const path = join(root, 'index.html');
+  writeFileSync(path, renderSiteIndex(storedRuns(root)));
+  return path;
+}
+
+export function renderSiteIndex(runs: readonly StoredRun[]): string {
+  const rows = [...new Set(runs.map((r) => rowLabel(r.meta)))].sort();
+  const columns = [...new Set(runs.map((r) => faultLabel(r.meta)))].sort();
+  const cells = new Map<string, StoredRun[]>();
+  for (const run of runs) {
+    const key = `${rowLabel(run.meta)}|${faultLabel(run.meta)}`;
+    cells.set(key, [...(cells.get(key) ?? []), run]);
+  }
+  const matrix = `<table id="matrix"><tr><th>backend · fencing</th>${columns.map((c) => `<th>${esc(c)}</th>`).join('')}</tr>
+${rows
+  .map(
+    (row) =>
+      `<tr><th>${esc(row)}</th>${columns
+        .map((col) => {
+          const here = cells.get(`${row}|${col}`) ?? [];
+          const links = here.map(
+            (r) =>
+              `<a href="${esc(r.dir)}/index.html" title="${esc(`${r.meta.workload}, seed ${r.meta.seed}`)}" data-run="${esc(r.dir)}">${verdictBadge(r.results.verdict)} <small>${esc(r.meta.workload)}</small></a>`,
+          );
+          return `<td class="cell" data-row="${esc(row)}" data-col="${esc(col)}" data-verdict="${esc(summaryVerdict(here))}">${links.join('<br>')}</td>`;
+        })
+        .join('')}</tr>`,
+  )
+  .join('\n')}</table>`;
+  const body = `
+<h1>fencekit consistency report</h1>
+<p>Which lock setups keep “only one at a time” under real faults, measured: each cell lists the runs of one backend,
+fencing setting and fault, with the checkers’ verdict (<strong>illegal</strong> = a violation was found and is shown on
+the run’s page; <strong>ok</strong> = every checker passed a complete history; <strong>unknown</strong> = not decided).
+${runs.length} runs.</p>
+<h2>Backend × fault × fencing</h2>
+${runs.length ? matrix : '<p>No runs yet: <code>fencekit suite --short</code>.</p>'}
+<h2>Cron duplicates per 1 000 ticks</h2>
+${cronTable(runs)}
+<h2>All runs</h2>
+<table id="runs"><tr><th>started</th><th>backend</th><th>workload</th><th>faults</th><th>fencing</th><th>seed</th><th>verdict</th><th>ops/s</th></tr>
+${[...runs]
+  .reverse()
+  .map(
+    (r) =>
+      `<tr><td>${esc(r.meta.startedAt)}</td><td>${esc(r.meta.backend)}</td><td>${esc(r.meta.workload)}</td><td>${esc(faultLabel(r.meta))}</td><td>${r.meta.fencing ? 'on' : 'off'}</td><td>${r.meta.seed}</td><td><a href="${esc(r.dir)}/index.html">${verdictBadge(r.results.verdict)}</a></td><td>${r.results.summary.opsPerSecond}</td></tr>`,
+  )
+  .join('\n')}</table>`;
+  return page('fencekit consistency report', body);
+}
+
+/** One verdict per cell for tests and at-a-glance reading: any illegal, else any unknown, else ok. */
+function summaryVerdict(runs: readonly StoredRun[]): string {
+  if (runs.length === 0) return '';
+  if (runs.some((r) => r.results.verdict === 'illegal')) return 'illegal';
+  if (runs.some((r) => r.results.verdict === 'unknown')) return 'unknown';
+  return 'ok';
+}
+
+function cronTable(runs: readonly StoredRun[]): string {
+  const cron = runs.filter((r) => r.meta.workload === 'cron' && r.results.checkers.cron);
+  if (cron.length === 0) return '<p class="muted">No cron runs.</p>';
+  const rows = cron.map((r) => {
+    const s = r.results.checkers.cron!.stats as {
+      ticks?: number;
+      duplicates?: number;
+      duplicatesPer1000Ticks?: number;
+    };
+    return `<tr data-backend="${esc(r.meta.backend)}"><td>${esc(r.meta.backend)}</td><td>${esc(faultLabel(r.meta))}</td><td>${s.ticks ?? '?'}</td><td>${s.duplicates ?? '?'}</td><td class="rate">${s.duplicatesPer1000Ticks === undefined ? '?' : s.duplicatesPer1000Ticks.toFixed(1)}</td><td><a href="${esc(r.dir)}/index.html">run</a></td></tr>`;
+  });
+  return `<table id="cron"><tr><th>backend</th><th>faults</th><th>ticks</th><th>duplicate runs</th><th>per 1 000 ticks</th><th></th></tr>${rows.join('')}</table>`;
+}

@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import { BACKENDS } from '../backends/types.js';
+import { FAULT_NAMES, FAULTS, type FaultName } from '../nemesis/faults.js';
+import { SCENARIO_NAMES, type ScenarioName } from '../nemesis/scenarios.js';
+import { WORKLOADS } from '../workloads/types.js';
+
+/** "60s", "1.5m", "500ms", or a bare number of seconds → milliseconds. */
+export function parseDuration(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(text.trim());
+  if (!match) throw new Error(`"${text}" is not a duration (examples: 500ms, 30s, 2m)`);
+  const n = Number(match[1]);
+  const unit = match[2] ?? 's';
+  return Math.round(unit === 'ms' ? n : unit === 's' ? n * 1_000 : n * 60_000);
+}
+
+const faultList = z.string().transform((text, ctx) => {
+  const names = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0 && s !== 'none');
+  for (const name of names) {
+    if (!(name in FAULTS)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `unknown fault "${name}"; known faults: none, ${FAULT_NAMES.join(', ')}`,
+      });
+      return z.NEVER;
+    }
+  }
+  return [...new Set(names)] as FaultName[];
+});
+
+const duration = z.union([z.number().positive(), z.string()]).transform((value, ctx) => {
+  if (typeof value === 'number') return value;
+  try {
+    return parseDuration(value);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    return z.NEVER;
+  }
+});
+
+export const runOptionsSchema = z.object({
+  backend: z.enum(BACKENDS, { error: () => `unknown backend; known backends: ${BACKENDS.join(', ')}` }),
+  workload: z.enum(WORKLOADS, { error: () => `unknown workload; known workloads: ${WORKLOADS.join(', ')}` }),
+  fault: faultList.default([]),
+  scenario: z
+    .enum(SCENARIO_NAMES as [ScenarioName, ...ScenarioName[]], {
+      error: () => `unknown scenario; known scenarios: ${SCENARIO_NAMES.join(', ')}`,
+    })
+    .optional(),
+  clients: z.coerce.number().int().min(1).max(64).default(5),
+  time: duration.default(10_000),
+  seed: z.coerce.number().int().min(0).default(1),
+  fencing: z.boolean().default(true),
+  provider: z.enum(['auto', 'local', 'docker']).default('auto'),
+  out: z.string().min(1).default('reports'),
+  ttl: duration.optional(),
+  window: duration.default(30),
+  stock: z.coerce.number().int().min(1).default(100_000),
+  tick: duration.default(100),
+});
+
+export type RunOptionsInput = z.input<typeof runOptionsSchema>;
+export type ParsedRunOptions = z.output<typeof runOptionsSchema>;
+
+export class OptionsError extends Error {
+  override readonly name = 'OptionsError';
+}
+
+/** Validates CLI or API options; every problem is named, one per line. */
+export function parseRunOptions(input: RunOptionsInput): ParsedRunOptions {
+  const parsed = runOptionsSchema.safeParse(input);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  --${i.path.join('.')}: ${i.message}`);
+    throw new OptionsError(`invalid options:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,104 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { formatHistoryEvent, type HistoryEvent, type Verdict } from '@fencekit/checker';
+import { type CheckOutcome, checkHistory } from '../check/check.js';
+import type { FaultWindowSummary } from '../nemesis/nemesis.js';
+import { writeRunPage } from '../report/run-page.js';
+import { writeSiteIndex } from '../report/site.js';
+import type { WorkloadName } from '../workloads/types.js';
+
+/** Everything about a run except its history: written as run.json so `fencekit check` can re-judge it. */
+export interface RunMeta {
+  id: string;
+  startedAt: string;
+  backend: string;
+  workload: WorkloadName;
+  faults: string[];
+  scenario: string | null;
+  fencing: boolean;
+  safeFences: boolean;
+  provider: string;
+  clients: number;
+  seed: number;
+  durationMs: number;
+  elapsedMs: number;
+  ttlMs: number;
+  windowMs: number;
+  stock: number;
+  tickMs: number;
+  nodes: string[];
+  faultsApplied: FaultWindowSummary[];
+  /** Why the history may be incomplete; a non-empty list keeps the verdict from being `ok`. */
+  problems: string[];
+}
+
+export interface RunResults extends CheckOutcome {
+  id: string;
+  checkedAt: string;
+  summary: RunFigures;
+}
+
+export interface RunFigures {
+  operations: number;
+  ok: number;
+  fail: number;
+  info: number;
+  opsPerSecond: number;
+  faultsApplied: number;
+  faultsFailed: number;
+}
+
+/** Writes history.jsonl, run.json, results.json and index.html; refreshes the site index. */
+export async function writeRun(
+  dir: string,
+  meta: RunMeta,
+  history: readonly HistoryEvent[],
+): Promise<Verdict> {
+  writeFileSync(join(dir, 'history.jsonl'), history.map((e) => `${formatHistoryEvent(e)}\n`).join(''));
+  writeFileSync(join(dir, 'run.json'), `${JSON.stringify(meta, null, 2)}\n`);
+  return judgeRun(dir, meta, history);
+}
+
+/** Checks a stored history and writes results.json and the run page. */
+export async function judgeRun(
+  dir: string,
+  meta: RunMeta,
+  history: readonly HistoryEvent[],
+): Promise<Verdict> {
+  const outcome = await checkHistory(
+    { workload: meta.workload, fenced: meta.safeFences, initialStock: meta.stock },
+    history,
+    meta.problems,
+  );
+  const results: RunResults = {
+    id: meta.id,
+    checkedAt: new Date().toISOString(),
+    ...outcome,
+    summary: figures(meta, history),
+  };
+  writeFileSync(join(dir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  writeRunPage(dir, meta, results, history);
+  writeSiteIndex(join(dir, '..'));
+  return outcome.verdict;
+}
+
+function figures(meta: RunMeta, history: readonly HistoryEvent[]): RunFigures {
+  const f: RunFigures = {
+    operations: 0,
+    ok: 0,
+    fail: 0,
+    info: 0,
+    opsPerSecond: 0,
+    faultsApplied: 0,
+    faultsFailed: 0,
+  };
+  for (const e of history) {
+    if (typeof e.process !== 'number' || e.type === 'invoke') continue;
+    f.operations++;
+    f[e.type]++;
+  }
+  f.opsPerSecond = meta.elapsedMs > 0 ? Math.round((f.operations * 1_000) / meta.elapsedMs) : 0;
+  f.faultsApplied = meta.faultsApplied.filter((a) => a.applied).length;
+  f.faultsFailed = meta.faultsApplied.length - f.faultsApplied;
+  return f;
+}

@@ -1,0 +1,270 @@
+import type { ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { loadBackend } from '../backends/index.js';
+import type { Deployment, Provider } from '../backends/types.js';
+import { HistoryCollector } from '../history/collector.js';
+import type { UnindexedEvent } from '../history/event.js';
+import {
+  type ClientHandle,
+  type FaultWindowSummary,
+  healAll,
+  type NemesisContext,
+  runSchedule,
+} from '../nemesis/nemesis.js';
+import { runScenario } from '../nemesis/scenarios.js';
+import { faultSchedule } from '../nemesis/schedule.js';
+import type { ClientConfig } from '../workloads/types.js';
+import { sleep } from '../workloads/util.js';
+import { exited, forkReady } from './child.js';
+import { validateRun } from './compatibility.js';
+import type { ParsedRunOptions } from './options.js';
+import { type RunMeta, writeRun } from './output.js';
+import { resolveProvider } from './provider.js';
+
+export interface RunHooks {
+  /** A deployment to reuse (the suite shares one per backend); otherwise one is started and closed. */
+  deployment?: Deployment;
+  /** Ctrl-C: heal, stop clients, tear down, and keep what was recorded (judged at best `unknown`). */
+  signal?: AbortSignal;
+  progress?: (line: string) => void;
+}
+
+export interface RunSummary {
+  id: string;
+  dir: string;
+  verdict: 'ok' | 'illegal' | 'unknown';
+  meta: RunMeta;
+}
+
+/**
+ * One run: servers (or a shared deployment), the resource process, N client processes, the nemesis
+ * on its schedule, then a final heal and recovery phase; then the history is written, checked and
+ * reported under `<out>/<run-id>/`.
+ */
+export async function runOnce(options: ParsedRunOptions, hooks: RunHooks = {}): Promise<RunSummary> {
+  const factory = await loadBackend(options.backend);
+  const ttlMs = options.ttl ?? factory.defaultTtlMs;
+  validateRun(options, factory);
+  const provider: Provider = hooks.deployment?.provider ?? (await resolveProvider(options.provider));
+  const progress = hooks.progress ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const id = runId(options);
+  const dir = resolve(options.out, id);
+  mkdirSync(dir, { recursive: true });
+  const say = (line: string) => progress(`[${id}] ${line}`);
+  const abort = new AbortController();
+  const onAbort = () => abort.abort(hooks.signal?.reason);
+  hooks.signal?.addEventListener('abort', onAbort, { once: true });
+  const collector = new HistoryCollector();
+  const work = mkdtempSync(join(tmpdir(), 'fencekit-run-'));
+  const children: ChildProcess[] = [];
+  let deployment = hooks.deployment;
+  const startedIso = new Date().toISOString();
+  let faultsApplied: FaultWindowSummary[] = [];
+  let elapsedMs = 0;
+  try {
+    if (!deployment) {
+      await factory.preflight(provider);
+      say(`phase=deploy backend=${options.backend} provider=${provider}`);
+      deployment = await factory.deploy({ provider, signal: abort.signal });
+    }
+    say('phase=setup starting resource and clients');
+    const resource = await forkReady(
+      'resource/main.js',
+      [],
+      {
+        kind: 'start',
+        socketPath: join(work, 'resource.sock'),
+        dbPath: join(work, 'resource.db'),
+        stock: options.stock,
+        fencing: options.fencing,
+      },
+      15_000,
+      (message) => receive(collector, 'resource', message),
+    );
+    children.push(resource);
+    const namespace = `fencekit-${id}`;
+    const windowWaiters: ((client: ClientHandle) => void)[] = [];
+    const handles: ClientHandle[] = [];
+    const clients = await Promise.all(
+      Array.from({ length: options.clients }, async (_, index) => {
+        const config: ClientConfig = {
+          index,
+          clients: options.clients,
+          backend: options.backend,
+          endpoints: [...deployment!.endpoints],
+          namespace,
+          resourceSocket: join(work, 'resource.sock'),
+          workload: options.workload,
+          fencing: options.fencing,
+          ttlMs,
+          windowMs: options.scenario === 'clock-jump' ? Math.round(ttlMs / 2) : options.window,
+          opTimeoutMs: Math.max(2_000, ttlMs * 4),
+          tickMs: options.tick,
+          seed: options.seed,
+        };
+        const source = `client ${index}`;
+        collector.source(source);
+        let current = index;
+        const child = await forkReady('client/main.js', [], { kind: 'start', config }, 60_000, (message) => {
+          if (message.kind === 'window') {
+            current = message.process as number;
+            const waiter = windowWaiters.shift();
+            if (waiter) waiter(handles[index]!);
+          } else receive(collector, source, message);
+        });
+        children.push(child);
+        handles[index] = {
+          index,
+          get process() {
+            return current;
+          },
+          pause: () => child.kill('SIGSTOP'),
+          resume: () => child.kill('SIGCONT'),
+        };
+        return child;
+      }),
+    );
+    const startedAt = performance.now();
+    for (const client of clients) client.send({ kind: 'go' });
+    const { faults: schedule, recoveryAtMs } = faultSchedule({
+      seed: options.seed,
+      faults: options.fault,
+      durationMs: options.time,
+      ttlMs,
+    });
+    const faultPhase = new AbortController();
+    const stopFaults = () => faultPhase.abort();
+    abort.signal.addEventListener('abort', stopFaults, { once: true });
+    const context: NemesisContext = {
+      deployment,
+      ttlMs,
+      seed: options.seed,
+      signal: faultPhase.signal,
+      startedAt,
+      record: (event: UnindexedEvent) => collector.addLocal(event),
+      progress: say,
+      nextWindow: (timeoutMs, signal) =>
+        new Promise((resolveWindow) => {
+          const done = (client: ClientHandle | undefined) => {
+            clearTimeout(timer);
+            signal.removeEventListener('abort', cancel);
+            const at = windowWaiters.indexOf(waiter);
+            if (at >= 0) windowWaiters.splice(at, 1);
+            resolveWindow(client);
+          };
+          const waiter = (client: ClientHandle) => done(client);
+          const cancel = () => done(undefined);
+          const timer = setTimeout(cancel, timeoutMs);
+          signal.addEventListener('abort', cancel, { once: true });
+          windowWaiters.push(waiter);
+        }),
+    };
+    say(`phase=run clients=${options.clients} time=${options.time}ms ttl=${ttlMs}ms`);
+    const ticker = startTicker(collector, startedAt, options.time, () => faultsApplied.length, say);
+    const recoveryTimer = setTimeout(stopFaults, recoveryAtMs);
+    try {
+      faultsApplied = options.scenario
+        ? await runScenario(options.scenario, context, recoveryAtMs)
+        : await runSchedule(context, schedule);
+      await sleep(startedAt + recoveryAtMs - performance.now(), abort.signal);
+      if (options.fault.length > 0 || options.scenario) {
+        say('phase=recovery final heal');
+        await healAll({ ...context, signal: new AbortController().signal });
+      }
+      await sleep(startedAt + options.time - performance.now(), abort.signal);
+    } finally {
+      clearTimeout(recoveryTimer);
+      clearInterval(ticker);
+      abort.signal.removeEventListener('abort', stopFaults);
+    }
+    elapsedMs = performance.now() - startedAt;
+    if (abort.signal.aborted) collector.problem('run interrupted before its end');
+    say('phase=teardown stopping clients');
+    for (const child of clients) {
+      child.kill('SIGCONT');
+      if (child.connected) child.send({ kind: 'stop' });
+    }
+    const stopMs = Math.max(5_000, ttlMs * 6);
+    const stopped = await Promise.all(clients.map((child) => exited(child, stopMs)));
+    stopped.forEach((ok, index) => {
+      if (!ok) collector.problem(`client ${index} did not stop within ${stopMs} ms and was killed`);
+    });
+    if (resource.connected) resource.send({ kind: 'stop' });
+    if (!(await exited(resource, 5_000))) collector.problem('the resource did not stop and was killed');
+  } catch (error) {
+    collector.problem(`run failed: ${(error as Error).message}`);
+    throw error;
+  } finally {
+    hooks.signal?.removeEventListener('abort', onAbort);
+    for (const child of children) {
+      child.kill('SIGCONT');
+      child.kill('SIGKILL');
+    }
+    if (deployment) await deployment.faults.heal().catch(() => undefined);
+    if (deployment && !hooks.deployment) await deployment.close().catch(() => undefined);
+    rmSync(work, { recursive: true, force: true });
+  }
+  const meta: RunMeta = {
+    id,
+    startedAt: startedIso,
+    backend: options.backend,
+    workload: options.workload,
+    faults: options.fault,
+    scenario: options.scenario ?? null,
+    fencing: options.fencing,
+    safeFences: factory.safeFences,
+    provider,
+    clients: options.clients,
+    seed: options.seed,
+    durationMs: options.time,
+    elapsedMs: Math.round(elapsedMs),
+    ttlMs,
+    windowMs: options.window,
+    stock: options.stock,
+    tickMs: options.tick,
+    nodes: deployment?.nodes ?? [],
+    faultsApplied,
+    problems: collector.completeness(),
+  };
+  const verdict = await writeRun(dir, meta, collector.history());
+  say(`verdict=${verdict} report=${join(dir, 'index.html')}`);
+  return { id, dir, verdict, meta };
+}
+
+function receive(collector: HistoryCollector, source: string, message: Record<string, unknown>): void {
+  if (message.kind === 'events') collector.add(source, message.events as UnindexedEvent[]);
+  else if (message.kind === 'done') {
+    collector.announce(source, message.count as number, message.failure as string | undefined);
+  }
+}
+
+function startTicker(
+  collector: HistoryCollector,
+  startedAt: number,
+  durationMs: number,
+  faults: () => number,
+  say: (line: string) => void,
+): NodeJS.Timeout {
+  let last = Number(process.hrtime.bigint());
+  const timer = setInterval(() => {
+    const now = Number(process.hrtime.bigint());
+    const rate = Math.round((collector.completionsSince(last) * 1e9) / (now - last));
+    last = now;
+    const t = ((performance.now() - startedAt) / 1_000).toFixed(0);
+    say(`t=${t}s/${durationMs / 1_000}s ops/s=${rate} events=${collector.size} faults=${faults()}`);
+  }, 2_000);
+  timer.unref();
+  return timer;
+}
+
+function runId(options: ParsedRunOptions): string {
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  const faults = options.scenario ? `scenario-${options.scenario}` : options.fault.join('+') || 'none';
+  const fencing = options.fencing ? 'fenced' : 'unfenced';
+  const unique = Math.floor(Math.random() * 0xffff)
+    .toString(16)
+    .padStart(4, '0');
+  return `${stamp}-${options.backend}-${options.workload}-${faults}-${fencing}-s${options.seed}-${unique}`;
+}

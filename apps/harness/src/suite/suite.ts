@@ -1,0 +1,77 @@
+import { loadBackend } from '../backends/index.js';
+import type { BackendName, Deployment, Provider } from '../backends/types.js';
+import { writeSiteIndex } from '../report/site.js';
+import { parseRunOptions } from '../run/options.js';
+import { resolveProvider } from '../run/provider.js';
+import { type RunSummary, runOnce } from '../run/run.js';
+import type { SuiteEntry } from './matrix.js';
+
+export interface SuiteOutcome {
+  entry: SuiteEntry;
+  run?: RunSummary;
+  /** Why the entry did not run (backend unavailable, adapter missing…). */
+  error?: string;
+  /** The verdict agrees with the prediction (always true for `report` entries that ran). */
+  agrees: boolean;
+}
+
+export interface SuiteOptions {
+  out: string;
+  provider: 'auto' | Provider;
+  signal?: AbortSignal;
+  progress?: (line: string) => void;
+}
+
+/**
+ * Runs the entries grouped by backend, one deployment per backend shared by its runs (each run keeps
+ * its own key namespace; every fault is healed between runs). A backend that cannot start fails its
+ * entries with the reason and the suite goes on.
+ */
+export async function runSuite(
+  entries: readonly SuiteEntry[],
+  options: SuiteOptions,
+): Promise<SuiteOutcome[]> {
+  const progress = options.progress ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const provider = await resolveProvider(options.provider);
+  const outcomes: SuiteOutcome[] = [];
+  const backends = [...new Set(entries.map((x) => x.options.backend))];
+  for (const backend of backends) {
+    if (options.signal?.aborted) break;
+    const mine = entries.filter((x) => x.options.backend === backend);
+    let deployment: Deployment | undefined;
+    try {
+      const factory = await loadBackend(backend as BackendName);
+      await factory.preflight(provider);
+      progress(`suite: deploying ${backend} (${provider}) for ${mine.length} runs`);
+      deployment = await factory.deploy({ provider, ...(options.signal ? { signal: options.signal } : {}) });
+    } catch (error) {
+      const message = (error as Error).message;
+      progress(`suite: ${backend} unavailable: ${message}`);
+      for (const entry of mine) outcomes.push({ entry, error: message, agrees: false });
+      continue;
+    }
+    try {
+      for (const [i, entry] of mine.entries()) {
+        if (options.signal?.aborted) break;
+        progress(`suite: ${backend} ${i + 1}/${mine.length}: ${entry.why}`);
+        try {
+          const run = await runOnce(parseRunOptions({ ...entry.options, out: options.out, provider }), {
+            deployment,
+            progress,
+            ...(options.signal ? { signal: options.signal } : {}),
+          });
+          const agrees = entry.expect === 'report' || entry.expect === run.verdict;
+          outcomes.push({ entry, run, agrees });
+        } catch (error) {
+          outcomes.push({ entry, error: (error as Error).message, agrees: false });
+          progress(`suite: run failed: ${(error as Error).message}`);
+        }
+      }
+    } finally {
+      await deployment.faults.heal().catch(() => undefined);
+      await deployment.close().catch(() => undefined);
+    }
+  }
+  writeSiteIndex(options.out);
+  return outcomes;
+}

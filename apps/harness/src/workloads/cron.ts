@@ -1,0 +1,40 @@
+import { fail, ok } from '../client/recorder.js';
+import type { Workload } from './types.js';
+import { fenceOf, sleep } from './util.js';
+
+/**
+ * N workers, one job per tick, deduplicated by a lock "for efficiency": the first worker to take the
+ * tick's lock runs the job and keeps the lock until it expires (two ticks). A worker that falls behind
+ * (paused, slow) fires the ticks it missed when it wakes, as schedulers with a fire-now misfire policy
+ * do; if the tick's lock has expired by then, the job runs twice — the duplicate the report counts.
+ */
+export const cron: Workload = async (ctx) => {
+  const { config, locks, resource, recorder, stopping } = ctx;
+  const epoch = performance.timeOrigin + performance.now();
+  // Ticks are numbered on the wall clock's grid shared by all workers, so they agree on tick numbers.
+  let tick = Math.floor(epoch / config.tickMs) + 1;
+  while (!stopping.aborted) {
+    const due = tick * config.tickMs - (performance.timeOrigin + performance.now());
+    if (due > 0) await sleep(due, stopping);
+    if (stopping.aborted) return;
+    const key = `${config.namespace}:cron:${tick}`;
+    const current = tick;
+    let fence: string | undefined;
+    let granted = false;
+    await recorder.op('lock', { tick: current }, async () => {
+      const lease = await locks.tryAcquire(key, { ttlMs: config.tickMs * 2 });
+      if (!lease) return fail({ tick: current, reason: 'held' });
+      granted = true;
+      fence = fenceOf(lease);
+      return ok({ tick: current, fence: fence ?? null });
+    });
+    if (granted) {
+      await ctx.window('run');
+      await recorder.op('run', { tick: current }, async () => {
+        await resource.run(recorder.process, current, fence);
+        return ok({ tick: current });
+      });
+    }
+    tick++;
+  }
+};

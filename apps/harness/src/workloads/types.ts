@@ -1,0 +1,45 @@
+import type { ElectionClient, Fence, LockClient } from '@fencekit/core';
+import type { BackendName } from '../backends/types.js';
+import type { OpRecorder } from '../client/recorder.js';
+import type { ResourceClient } from '../resource/client.js';
+
+export const WORKLOADS = ['inventory', 'mutex', 'election', 'cron', 'cas'] as const;
+export type WorkloadName = (typeof WORKLOADS)[number];
+
+/** Everything a client process is told at start; JSON, sent over IPC. */
+export interface ClientConfig {
+  /** Lane of this client, 0 … clients−1; its first process id in the history. */
+  index: number;
+  clients: number;
+  backend: BackendName;
+  endpoints: string[];
+  namespace: string;
+  resourceSocket: string;
+  workload: WorkloadName;
+  fencing: boolean;
+  ttlMs: number;
+  /** The gap between a client's last validity check and its write reaching the resource. */
+  windowMs: number;
+  opTimeoutMs: number;
+  /** Cron tick length. */
+  tickMs: number;
+  seed: number;
+}
+
+export interface WorkloadContext {
+  readonly config: ClientConfig;
+  readonly locks: LockClient<Fence | undefined>;
+  readonly elections: ElectionClient | undefined;
+  readonly resource: ResourceClient;
+  readonly recorder: OpRecorder;
+  /** Aborted when the coordinator asks the client to stop. */
+  readonly stopping: AbortSignal;
+  /**
+   * The vulnerable gap: tells the coordinator "I am between my check and my write" (a targeted client
+   * pause lands here, like a GC pause in Kleppmann's diagram), then waits `windowMs`.
+   */
+  window(f: string): Promise<void>;
+  random(): number;
+}
+
+export type Workload = (context: WorkloadContext) => Promise<void>;
