@@ -4,7 +4,7 @@ import type { Verdict } from './history/types.js';
  * What every checker returns: a verdict, the violations that justify an `illegal` verdict (empty
  * otherwise), and figures about what was checked. `error` says why a verdict is `unknown`.
  */
-export interface CheckResult<V = unknown, S = Record<string, unknown>> {
+export interface CheckResult<V = unknown, S = unknown> {
   verdict: Verdict;
   violations: V[];
   stats: S;
