@@ -44,6 +44,13 @@ export {
   QuorumError,
   StaleFenceError,
 } from './errors.js';
+export {
+  assertFencedWrite,
+  type FencedRecord,
+  type FencedResource,
+  type FencedResourceOptions,
+  MemoryFencedResource,
+} from './fenced-resource.js';
 export { type GrantedLease, type LeaseOperations, ManagedLease } from './lease.js';
 export {
   createMemoryElectionClient,
