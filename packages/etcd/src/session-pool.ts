@@ -2,7 +2,7 @@ import type { Etcd3 } from 'etcd3';
 import { Session } from './session.js';
 
 interface PooledSession {
-  readonly ttlSeconds: number;
+  readonly ttlMs: number;
   readonly session: Promise<Session>;
   /** Queues this session currently has a key in: one key per queue per lease. */
   readonly inUse: Set<string>;
@@ -10,7 +10,7 @@ interface PooledSession {
 }
 
 /**
- * Sessions shared by one client, one per TTL (in whole seconds, etcd's unit). A session's key in a
+ * Sessions shared by one client, one per TTL. A session's key in a
  * queue is named after its lease, so a session waits in a queue at most once; a second concurrent
  * waiter from the same client gets another session. Uncontended, every acquire reuses one session:
  * the lease grant is paid once, not per lock.
@@ -25,12 +25,11 @@ export class SessionPool {
     this.#callTimeoutMs = callTimeoutMs;
   }
 
-  /** A live session with TTL ⌈ttlMs⌉ s that has no key in `queue`; reserved until `checkIn`. */
+  /** A live session with this TTL that has no key in `queue`; reserved until `checkIn`. */
   async checkOut(ttlMs: number, queue: string): Promise<{ session: Session; checkIn: () => void }> {
-    const ttlSeconds = Math.max(1, Math.ceil(ttlMs / 1000));
     // A session that died between checks is dropped and replaced; bounded so a dead cluster fails fast.
     for (let attempt = 0; ; attempt++) {
-      const entry = this.#find(ttlSeconds, queue) ?? this.#grant(ttlSeconds);
+      const entry = this.#find(ttlMs, queue) ?? this.#grant(ttlMs);
       entry.inUse.add(queue);
       let session: Session;
       try {
@@ -46,14 +45,14 @@ export class SessionPool {
     }
   }
 
-  #find(ttlSeconds: number, queue: string): PooledSession | undefined {
-    return this.#entries.find((e) => !e.dead && e.ttlSeconds === ttlSeconds && !e.inUse.has(queue));
+  #find(ttlMs: number, queue: string): PooledSession | undefined {
+    return this.#entries.find((e) => !e.dead && e.ttlMs === ttlMs && !e.inUse.has(queue));
   }
 
-  #grant(ttlSeconds: number): PooledSession {
+  #grant(ttlMs: number): PooledSession {
     const created: PooledSession = {
-      ttlSeconds,
-      session: Session.grant(this.#etcd, { ttlMs: ttlSeconds * 1000, callTimeoutMs: this.#callTimeoutMs }),
+      ttlMs,
+      session: Session.grant(this.#etcd, { ttlMs, callTimeoutMs: this.#callTimeoutMs }),
       inUse: new Set(),
       dead: false,
     };

@@ -10,7 +10,11 @@ import type { Etcd3, IDuplexStream, ILeaseKeepAliveRequest, ILeaseKeepAliveRespo
 import { leaseIdHex } from './keys.js';
 
 export interface SessionOptions {
-  /** Lease TTL; rounded up to whole seconds (etcd's unit). The server may grant more; that is used. */
+  /**
+   * How long the session stays valid without an answered keep-alive. etcd grants whole seconds and
+   * enforces a minimum (1.5 × its election timeout); the server may so keep the lease a little longer,
+   * but the session counts only `ttlMs` (never more than granted), so it never overstates its validity.
+   */
   ttlMs: number;
   /** Deadline for the grant and revoke requests (ms). Default 5 000. */
   callTimeoutMs?: number;
@@ -39,8 +43,10 @@ export class Session {
   /** The etcd lease id (decimal, as etcd reports it). */
   readonly id: string;
   readonly idHex: string;
-  /** TTL the server granted, in ms. */
+  /** Validity counted from each answered keep-alive: min(requested, granted) ms. */
   readonly ttlMs: number;
+  /** The TTL etcd granted (ms): how long after the last keep-alive the server deletes the keys. */
+  readonly grantedTtlMs: number;
   readonly #etcd: Etcd3;
   readonly #callTimeoutMs: number;
   readonly #controller = new AbortController();
@@ -56,11 +62,20 @@ export class Session {
   #waiters: RenewalWaiter[] = [];
   #closed = false;
 
-  private constructor(etcd: Etcd3, id: string, ttlMs: number, sentAt: number, callTimeoutMs: number) {
+  private constructor(
+    etcd: Etcd3,
+    id: string,
+    ttlMs: number,
+    grantedTtlMs: number,
+    sentAt: number,
+    callTimeoutMs: number,
+  ) {
     this.#etcd = etcd;
     this.id = id;
     this.idHex = leaseIdHex(id);
-    this.ttlMs = ttlMs;
+    this.ttlMs = Math.min(ttlMs, grantedTtlMs);
+    this.grantedTtlMs = grantedTtlMs;
+    ttlMs = this.ttlMs;
     this.#callTimeoutMs = callTimeoutMs;
     this.#validUntil = sentAt + ttlMs;
     this.#armExpiry();
@@ -83,7 +98,7 @@ export class Session {
     } catch (error) {
       throw new BackendUnavailableError('etcd', `lease grant failed: ${messageOf(error)}`, { cause: error });
     }
-    return new Session(etcd, response.ID, Number(response.TTL) * 1000, sentAt, callTimeoutMs);
+    return new Session(etcd, response.ID, options.ttlMs, Number(response.TTL) * 1000, sentAt, callTimeoutMs);
   }
 
   /** Aborted when the lease is lost, expires or the session is closed; `reason` is a `LockLostError`. */
@@ -192,7 +207,7 @@ export class Session {
       return;
     }
     if (sentAt === undefined || this.#controller.signal.aborted) return;
-    const validUntil = sentAt + Number(response.TTL) * 1000;
+    const validUntil = sentAt + Math.min(this.ttlMs, Number(response.TTL) * 1000);
     if (validUntil > this.#validUntil) {
       this.#validUntil = validUntil;
       this.#armExpiry();

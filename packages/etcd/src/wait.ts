@@ -59,10 +59,15 @@ export async function waitForHead(context: QueueContext, options: WaitOptions): 
   const stop = anySignal([options.signal, deadline.signal, context.closing]);
   try {
     for (let round = 0; round < MAX_SESSION_ROUNDS; round++) {
-      const { session, checkIn } = await untilAborted(
-        context.sessions.checkOut(options.ttlMs, options.queue),
-        stop.signal,
-      );
+      const checkingOut = context.sessions.checkOut(options.ttlMs, options.queue);
+      const { session, checkIn } = await untilAborted(checkingOut, stop.signal).catch((error: unknown) => {
+        // Given up before the session came: hand the reservation back once it does.
+        checkingOut.then(
+          (late) => late.checkIn(),
+          () => {},
+        );
+        throw error;
+      });
       const key = waiterKey(options.queue, session.idHex);
       let ticket: Ticket | undefined;
       const waiting = anySignal([stop.signal, session.signal]);

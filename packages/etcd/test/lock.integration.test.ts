@@ -1,8 +1,9 @@
 import { isFencekitError } from '@fencekit/core';
 import { EtcdClient, guardedPut } from '@fencekit/etcd';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { sharedHosts } from './support/clients.js';
 
-const hosts = inject('etcdEndpoints');
+const hosts = sharedHosts();
 const clients: EtcdClient[] = [];
 function client(): EtcdClient {
   const c = new EtcdClient({ hosts, prefix: `t${process.pid}` });

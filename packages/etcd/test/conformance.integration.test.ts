@@ -1,0 +1,31 @@
+import type { Election } from '@fencekit/core';
+import { describeElectionConformance, describeLockConformance } from '@fencekit/core/testing';
+import { newClient } from './support/clients.js';
+
+describeLockConformance('etcd (3 members)', {
+  createClient: async () => newClient(),
+  // Keys live as long as their session's keep-alive, not a per-lock TTL: an un-extended lease of a
+  // live client does not expire, so the expiry checks do not apply (the fault tests cover expiry).
+  capabilities: { fair: true, blocking: true, expiry: false, safeFences: true, cleanClose: true },
+  ttlMs: 2_000,
+});
+
+describeElectionConformance('etcd (3 members)', {
+  createElection: async (name) => {
+    const client = newClient();
+    const election = client.election(name, { ttlMs: 2_000 });
+    // Each participant owns its connection, like a separate server would.
+    const participant: Election = {
+      name: election.name,
+      campaign: (candidate, options) => election.campaign(candidate, options),
+      leader: (options) => election.leader(options),
+      observe: (options) => election.observe(options),
+      close: async () => {
+        await election.close();
+        await client.close();
+      },
+    };
+    return participant;
+  },
+  ttlMs: 2_000,
+});
