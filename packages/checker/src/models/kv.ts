@@ -54,6 +54,26 @@ export function kv(): Model<string, KvOp> {
       if (op.kind === PUT) return op.value;
       return state + op.value;
     },
+    // State only grows by appends until a put resets it, so a get of G is unreachable once the state is
+    // no prefix of G and every put whose value is a prefix of G (one the state could restart from) is used.
+    unreachable(_ops, prepared) {
+      const restarts = prepared.map((get) =>
+        get.kind === GET && get.known
+          ? prepared.flatMap((put, slot) =>
+              put.kind === PUT && get.value.startsWith(put.value) ? [slot] : [],
+            )
+          : undefined,
+      );
+      return {
+        watch: restarts.flatMap((from, slot) => (from === undefined ? [] : [slot])),
+        test(state, slot, placed) {
+          const get = prepared[slot] as KvOp;
+          if (get.value.startsWith(state)) return false;
+          for (const put of restarts[slot] ?? []) if (!placed(put)) return false;
+          return true;
+        },
+      };
+    },
     partition: (op) => op.key ?? '',
     describeState: (state) => JSON.stringify(state),
     describe: describeOperation,

@@ -42,10 +42,24 @@ export interface Model<State = unknown, Op = Operation> {
   describeState?(state: State): string;
   describe?(op: Operation): string;
   /**
+   * Optional pruning, built once per partition from its ops (slots index these arrays): `watch` lists
+   * the slots worth testing, and `test` says whether the op at `slot` can no longer be legal in any
+   * state reachable from `state`, given which ops are already placed. The search abandons a
+   * configuration as soon as some unplaced watched op is unreachable. Must be sound: answer true
+   * only when sure.
+   */
+  unreachable?(ops: readonly Operation[], prepared: readonly Op[]): Reachability<State> | undefined;
+  /**
    * Optional cheap necessary conditions, checked before the search: returns the ids of ops that
    * cannot all be placed, with why, or undefined. Must be sound: it only convicts.
    */
   convict?(ops: readonly Operation[]): Conviction | undefined;
+}
+
+/** See `Model.unreachable`. */
+export interface Reachability<State> {
+  watch: readonly number[];
+  test(state: State, slot: number, placed: (slot: number) => boolean): boolean;
 }
 
 /** Proof of illegality found without search: these ops cannot all appear in any linearization. */

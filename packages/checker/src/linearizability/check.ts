@@ -1,0 +1,236 @@
+import { pairOperations } from '../history/pairing.js';
+import type { HistoryEvent, Operation, Verdict } from '../history/types.js';
+import { type AnyModel, describeOperation } from '../models/model.js';
+import { layoutHistory, type SearchLayout } from './history-order.js';
+import { Search, type SearchStatus } from './search.js';
+import { buildWitness, type Witness } from './witness.js';
+
+export interface CheckOptions {
+  /** Total time budget; partitions still undecided then are `unknown`. Default 60 s. */
+  timeoutMs?: number;
+  /** Memory budget for the search's caches and states together; a partition over it is `unknown`. Default 1 GiB. */
+  memoryBytes?: number;
+  /** Decide every partition (default), or stop at the first illegal one as porcupine's plain check does. */
+  perPartition?: boolean;
+  /** Round-robin slice per partition, so one hard key does not starve the rest. Default 50 ms. */
+  sliceMs?: number;
+  /** Run the models' cheap convictions before searching (default true). */
+  convict?: boolean;
+  /** When a conviction decides a partition, still search it for the longest linearizable prefix. Default false. */
+  diagnose?: boolean;
+}
+
+/** The verdict for one independent sub-history (one key, with P-compositionality). */
+export interface PartitionResult {
+  /** The partition key, or undefined when the model does not partition. */
+  key: string | undefined;
+  verdict: Verdict;
+  /** Ids of the partition's ops (failed ops excluded). */
+  opIds: number[];
+  /** ok: a full linearization (op ids in order; ops with unknown outcome that never took effect are absent). */
+  linearization?: number[];
+  /** illegal: why, with the longest linearizable prefix the search found. */
+  witness?: Witness;
+  /** unknown: what ran out. */
+  reason?: 'timeout' | 'memory' | 'skipped' | 'error';
+  error?: string;
+  steps: number;
+  cacheEntries: number;
+  ms: number;
+}
+
+export interface LinearizabilityResult {
+  /** `illegal` if any partition is, else `unknown` if any is, else `ok`. */
+  verdict: Verdict;
+  partitions: PartitionResult[];
+  stats: { ops: number; partitions: number; steps: number; ms: number; peakBytes: number };
+}
+
+interface Job {
+  result: PartitionResult;
+  ops: Operation[];
+  layout: SearchLayout;
+  search: Search | undefined;
+}
+
+/**
+ * Checks that a history is linearizable with respect to `model`. Accepts raw events (paired here,
+ * `fail` ops dropped, `info` ops open) or already paired operations. Partitions (when the model
+ * partitions) are searched round-robin in time slices; each ends `ok` with a linearization,
+ * `illegal` with a witness, or `unknown` when the time or memory budget ran out — never a pass.
+ * Throws `HistoryShapeError` when an op makes no sense for the model (bad input, not a verdict).
+ */
+export function checkLinearizable(
+  history: readonly HistoryEvent[] | readonly Operation[],
+  model: AnyModel,
+  options: CheckOptions = {},
+): LinearizabilityResult {
+  const started = performance.now();
+  const deadline = started + (options.timeoutMs ?? 60_000);
+  const memoryBytes = options.memoryBytes ?? 2 ** 30;
+  const sliceMs = options.sliceMs ?? 50;
+  const perPartition = options.perPartition ?? true;
+  const ops = toOperations(history);
+  const jobs: Job[] = partition(ops, model).map(([key, partOps]) => {
+    const layout = layoutHistory(partOps);
+    return {
+      result: {
+        key,
+        verdict: 'unknown',
+        opIds: layout.ops.map((op) => op.id),
+        steps: 0,
+        cacheEntries: 0,
+        ms: 0,
+      },
+      ops: partOps,
+      layout,
+      // Preparing every op up front surfaces bad input before any time is spent searching.
+      search: new Search(model, layout),
+    };
+  });
+  const state = { peakBytes: 0, stop: false };
+  for (const job of jobs) {
+    if (options.convict !== false) convictJob(job, model, ops, options.diagnose === true);
+    if (job.result.verdict === 'illegal' && !perPartition) state.stop = true;
+  }
+  roundRobin(jobs, model, { deadline, memoryBytes, sliceMs, perPartition }, state);
+  for (const job of jobs) {
+    if (job.result.verdict === 'unknown' && job.result.reason === undefined) {
+      job.result.reason = state.stop ? 'skipped' : 'timeout';
+    }
+    release(job);
+  }
+  const partitions = jobs.map((job) => job.result);
+  return {
+    verdict: worstVerdict(partitions.map((p) => p.verdict)),
+    partitions,
+    stats: {
+      ops: ops.length,
+      partitions: partitions.length,
+      steps: partitions.reduce((sum, p) => sum + p.steps, 0),
+      ms: performance.now() - started,
+      peakBytes: state.peakBytes,
+    },
+  };
+}
+
+/** A cheap conviction decides the partition; its search is kept only to diagnose (longest prefix). */
+function convictJob(job: Job, model: AnyModel, ops: readonly Operation[], diagnose: boolean): void {
+  if (model.convict === undefined) return;
+  const t = performance.now();
+  const conviction = model.convict(job.layout.ops);
+  job.result.ms += performance.now() - t;
+  if (conviction === undefined) return;
+  const describe = model.describe ?? describeOperation;
+  job.result.verdict = 'illegal';
+  job.result.witness = {
+    prefix: [],
+    finalState: '',
+    unplaced: conviction.opIds.map((id) => ({
+      id,
+      description: describe(ops[id] as Operation),
+      reason: conviction.reason,
+    })),
+    conviction: conviction.reason,
+  };
+  if (!diagnose) release(job);
+}
+
+interface Budget {
+  deadline: number;
+  memoryBytes: number;
+  sliceMs: number;
+  perPartition: boolean;
+}
+
+function roundRobin(
+  jobs: Job[],
+  model: AnyModel,
+  budget: Budget,
+  state: { peakBytes: number; stop: boolean },
+): void {
+  let active = jobs.filter((job) => job.search !== undefined);
+  while (active.length > 0 && !state.stop && performance.now() < budget.deadline) {
+    const sliceEnd = Math.min(budget.deadline, performance.now() + budget.sliceMs);
+    let liveBytes = 0;
+    for (const job of active) liveBytes += job.search?.bytes ?? 0;
+    for (const job of active) {
+      const search = job.search;
+      if (search === undefined) continue;
+      const t = performance.now();
+      const before = search.bytes;
+      const status = search.run(sliceEnd, budget.memoryBytes - (liveBytes - before));
+      liveBytes += search.bytes - before;
+      state.peakBytes = Math.max(state.peakBytes, liveBytes);
+      job.result.ms += performance.now() - t;
+      if (status === 'running') {
+        if (performance.now() >= budget.deadline) break;
+        continue;
+      }
+      liveBytes -= search.bytes;
+      settle(job, model, search, status);
+      release(job);
+      if (job.result.verdict === 'illegal' && !budget.perPartition) {
+        state.stop = true;
+        break;
+      }
+    }
+    active = active.filter((job) => job.search !== undefined);
+  }
+}
+
+function settle(job: Job, model: AnyModel, search: Search, status: SearchStatus): void {
+  const { ops } = job.layout;
+  if (status === 'out-of-memory') {
+    if (job.result.verdict !== 'illegal') job.result.reason = 'memory';
+    return;
+  }
+  if (status === 'ok') {
+    // A conviction and a linearization together would mean an unsound conviction: say so loudly.
+    if (job.result.verdict === 'illegal')
+      throw new Error(`conviction contradicted by a linearization in partition ${job.result.key}`);
+    job.result.verdict = 'ok';
+    job.result.linearization = [...(search.linearization ?? [])].map((slot) => (ops[slot] as Operation).id);
+    return;
+  }
+  const witness = buildWitness(model, job.layout, search.prepared, search.bestPath);
+  const earlier = job.result.witness;
+  if (earlier?.conviction !== undefined) {
+    witness.conviction = earlier.conviction;
+    witness.unplaced = earlier.unplaced;
+  }
+  job.result.verdict = 'illegal';
+  job.result.witness = witness;
+}
+
+function release(job: Job): void {
+  if (job.search === undefined) return;
+  job.result.steps = job.search.steps;
+  job.result.cacheEntries = job.search.cache.size;
+  job.search = undefined; // frees the cache as soon as the partition is decided
+}
+
+function toOperations(history: readonly HistoryEvent[] | readonly Operation[]): Operation[] {
+  const first = history[0];
+  if (first !== undefined && 'type' in first) return pairOperations(history as readonly HistoryEvent[]);
+  return history as Operation[];
+}
+
+function partition(ops: readonly Operation[], model: AnyModel): [string | undefined, Operation[]][] {
+  if (model.partition === undefined) return [[undefined, [...ops]]];
+  const parts = new Map<string, Operation[]>();
+  for (const op of ops) {
+    const key = model.partition(op);
+    const list = parts.get(key);
+    if (list === undefined) parts.set(key, [op]);
+    else list.push(op);
+  }
+  return [...parts];
+}
+
+/** Jepsen's composition: illegal beats unknown beats ok. */
+function worstVerdict(verdicts: readonly Verdict[]): Verdict {
+  if (verdicts.includes('illegal')) return 'illegal';
+  if (verdicts.includes('unknown')) return 'unknown';
+  return 'ok';
+}

@@ -1,0 +1,296 @@
+import { type AnyModel, Inconsistent, type Reachability } from '../models/model.js';
+import { canonicalJson } from '../models/values.js';
+import { ConfigCache } from './cache.js';
+import type { SearchLayout } from './history-order.js';
+import { StateTable } from './states.js';
+
+/** Where a search stands after `run`. */
+export type SearchStatus = 'ok' | 'illegal' | 'running' | 'out-of-memory';
+
+const REQUIRED_PHASE = 0;
+const OPTIONAL_PHASE = 1;
+
+/**
+ * The Wing–Gong/Lowe search with porcupine's cache of (linearized-set bitset, state), resumable so
+ * partitions can share time round-robin. Beyond porcupine:
+ * - ops with unknown outcomes are optional: the search succeeds once every completed op is placed,
+ *   and tries optional ops only after the completed ones at each step;
+ * - optional ops with the same effect are interchangeable, so only the earliest-called unplaced one
+ *   of each kind is tried (symmetry breaking), and one that would change nothing is never placed;
+ * - a completed op that leaves the state unchanged (a read, a failed cas) is placed greedily with no
+ *   alternative to try: it is enabled and changes nothing, so placing it now never hurts;
+ * - the bitset's hash is updated incrementally (Zobrist: xor of one random word per op).
+ */
+export class Search {
+  readonly states: StateTable;
+  readonly cache: ConfigCache;
+  readonly prepared: unknown[];
+  /** Model steps taken so far. */
+  steps = 0;
+  /** Most completed ops placed at once, and the slots placed at that moment (for witnesses). */
+  bestDepth = 0;
+  bestPath: Int32Array = new Int32Array(0);
+  /** When ok: the slots in linearization order. */
+  linearization: Int32Array | undefined;
+
+  readonly #layout: SearchLayout;
+  readonly #model: AnyModel;
+  readonly #bits: Uint32Array;
+  readonly #zobrist: Int32Array;
+  /** For an optional slot, the previous optional slot with the same effect (-1 if none). */
+  readonly #twin: Int32Array;
+  readonly #unreachable: Reachability<unknown> | undefined;
+  readonly #isPlaced = (slot: number): boolean =>
+    ((this.#bits[slot >>> 5] as number) & (1 << (slot & 31))) !== 0;
+  readonly #stackSlot: Int32Array;
+  readonly #stackState: Int32Array;
+  readonly #stackForced: Uint8Array;
+  readonly #stackLimit: Float64Array;
+  #sp = 0;
+  #phase = REQUIRED_PHASE;
+  #entry: number;
+  #limit = 0;
+  #current: number;
+  #placed = 0;
+  #hash = 0;
+  #status: SearchStatus = 'running';
+
+  constructor(model: AnyModel, layout: SearchLayout) {
+    this.#model = model;
+    this.#layout = layout;
+    const n = layout.ops.length;
+    this.prepared = layout.ops.map((op) => model.prepare(op));
+    this.#bits = new Uint32Array(Math.max(1, Math.ceil(n / 32)));
+    this.cache = new ConfigCache(this.#bits.length);
+    this.#zobrist = new Int32Array(n);
+    let seed = 0x2545f491;
+    for (let i = 0; i < n; i++) {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      this.#zobrist[i] = seed;
+    }
+    this.#twin = new Int32Array(n).fill(-1);
+    const lastOfKind = new Map<string, number>();
+    for (let slot = layout.required; slot < n; slot++) {
+      const kind = canonicalJson(this.prepared[slot]);
+      this.#twin[slot] = lastOfKind.get(kind) ?? -1;
+      lastOfKind.set(kind, slot);
+    }
+    this.#unreachable = model.unreachable?.(layout.ops, this.prepared);
+    this.#stackSlot = new Int32Array(n);
+    this.#stackState = new Int32Array(n);
+    this.#stackForced = new Uint8Array(n);
+    this.#stackLimit = new Float64Array(n);
+    this.states = new StateTable(model);
+    this.#current = this.states.intern(model.init());
+    this.#entry = layout.next[layout.head] as number;
+    if (layout.required === 0) {
+      this.#status = 'ok';
+      this.linearization = new Int32Array(0);
+    }
+  }
+
+  get status(): SearchStatus {
+    return this.#status;
+  }
+
+  /** Bytes held by the cache and states (the memory budget's measure). */
+  get bytes(): number {
+    return this.cache.peakBytes + this.states.bytes + this.#layout.ops.length * 64;
+  }
+
+  #save(
+    status: SearchStatus,
+    sp: number,
+    phase: number,
+    entry: number,
+    limit: number,
+    current: number,
+    placed: number,
+    hash: number,
+    steps: number,
+  ): SearchStatus {
+    this.#sp = sp;
+    this.#phase = phase;
+    this.#entry = entry;
+    this.#limit = limit;
+    this.#current = current;
+    this.#placed = placed;
+    this.#hash = hash;
+    this.steps = steps;
+    this.#status = status;
+    return status;
+  }
+
+  /** Would `state` (after placing `slot`) leave some other unplaced completed op unreachable? */
+  #strands(state: unknown, slot: number): boolean {
+    const unreachable = this.#unreachable;
+    if (unreachable === undefined) return false;
+    const bits = this.#bits;
+    for (const watched of unreachable.watch) {
+      if (watched === slot || ((bits[watched >>> 5] as number) & (1 << (watched & 31))) !== 0) continue;
+      if (unreachable.test(state, watched, this.#isPlaced)) return true;
+    }
+    return false;
+  }
+
+  /** Searches until decided, `deadline` (performance.now() ms) passes, or the memory budget is exceeded. */
+  run(deadline: number, memoryBytes: number): SearchStatus {
+    if (this.#status !== 'running') return this.#status;
+    const { next, prev, head, optNext, optPrev, optHead, call, ret, required: R } = this.#layout;
+    const n = this.#layout.ops.length;
+    const model = this.#model;
+    const prepared = this.prepared;
+    const stateList = this.states.states;
+    const states = this.states;
+    const cache = this.cache;
+    const bits = this.#bits;
+    const zobrist = this.#zobrist;
+    const twin = this.#twin;
+    const unreachable = this.#unreachable;
+    const stackSlot = this.#stackSlot;
+    const stackState = this.#stackState;
+    const stackForced = this.#stackForced;
+    const stackLimit = this.#stackLimit;
+    let sp = this.#sp;
+    let phase = this.#phase;
+    let entry = this.#entry;
+    let limit = this.#limit;
+    let current = this.#current;
+    let placed = this.#placed;
+    let hash = this.#hash;
+    let steps = this.steps;
+    let iterations = 0;
+
+    for (;;) {
+      if ((++iterations & 1023) === 0) {
+        if (performance.now() > deadline)
+          return this.#save('running', sp, phase, entry, limit, current, placed, hash, steps);
+        if (this.bytes > memoryBytes)
+          return this.#save('out-of-memory', sp, phase, entry, limit, current, placed, hash, steps);
+      }
+      let backtrack = false;
+      let slot = entry;
+      if (phase === REQUIRED_PHASE) {
+        if (entry >= n) {
+          // The first unplaced return: nothing called after it may go next. Try optional ops called before it.
+          limit = ret[entry] as number;
+          phase = OPTIONAL_PHASE;
+          entry = optNext[optHead] as number;
+          continue;
+        }
+        backtrack = entry === -1;
+      } else if (entry === -1 || (call[entry] as number) > limit) {
+        backtrack = true;
+      } else {
+        const t = twin[entry] as number;
+        if (t !== -1 && ((bits[t >>> 5] as number) & (1 << (t & 31))) === 0) {
+          entry = optNext[entry] as number;
+          continue;
+        }
+      }
+      if (!backtrack) {
+        const isRequired = slot < R;
+        const result = model.step(stateList[current], prepared[slot]);
+        steps++;
+        if (result instanceof Inconsistent) {
+          entry = isRequired ? (next[entry] as number) : (optNext[entry] as number);
+          continue;
+        }
+        const sid = states.intern(result);
+        if (sid === current && !isRequired) {
+          entry = optNext[entry] as number;
+          continue;
+        }
+        if (unreachable !== undefined && sid !== current && this.#strands(result, slot)) {
+          entry = isRequired ? (next[entry] as number) : (optNext[entry] as number);
+          continue;
+        }
+        const word = slot >>> 5;
+        const mask = 1 << (slot & 31);
+        bits[word] = (bits[word] as number) | mask;
+        hash ^= zobrist[slot] as number;
+        if (cache.add(mix(hash, sid), sid, bits)) {
+          stackSlot[sp] = slot;
+          stackState[sp] = current;
+          stackForced[sp] = sid === current ? 1 : 0;
+          stackLimit[sp] = limit;
+          sp++;
+          current = sid;
+          if (isRequired) {
+            next[prev[slot] as number] = next[slot] as number;
+            prev[next[slot] as number] = prev[slot] as number; // a call entry is always followed by its return
+            const r = n + slot;
+            next[prev[r] as number] = next[r] as number;
+            if ((next[r] as number) !== -1) prev[next[r] as number] = prev[r] as number;
+            placed++;
+            if (placed > this.bestDepth) {
+              this.bestDepth = placed;
+              this.bestPath = stackSlot.slice(0, sp);
+            }
+            if (placed === R) {
+              this.linearization = stackSlot.slice(0, sp);
+              return this.#save('ok', sp, phase, entry, limit, current, placed, hash, steps);
+            }
+          } else {
+            optNext[optPrev[slot] as number] = optNext[slot] as number;
+            if ((optNext[slot] as number) !== -1) optPrev[optNext[slot] as number] = optPrev[slot] as number;
+          }
+          phase = REQUIRED_PHASE;
+          entry = next[head] as number;
+          continue;
+        }
+        bits[word] = (bits[word] as number) & ~mask;
+        hash ^= zobrist[slot] as number;
+        if (sid !== current) {
+          entry = isRequired ? (next[entry] as number) : (optNext[entry] as number);
+          continue;
+        }
+        // A state-preserving completed op leads only to explored ground: this configuration is exhausted.
+      }
+      // Backtrack: undo placements until one that had alternatives (a non-forced one).
+      for (;;) {
+        if (sp === 0) return this.#save('illegal', sp, phase, entry, limit, current, placed, hash, steps);
+        sp--;
+        slot = stackSlot[sp] as number;
+        current = stackState[sp] as number;
+        bits[slot >>> 5] = (bits[slot >>> 5] as number) & ~(1 << (slot & 31));
+        hash ^= zobrist[slot] as number;
+        if (slot < R) {
+          placed--;
+          const r = n + slot;
+          next[prev[r] as number] = r;
+          if ((next[r] as number) !== -1) prev[next[r] as number] = r;
+          next[prev[slot] as number] = slot;
+          prev[next[slot] as number] = slot;
+        } else {
+          optNext[optPrev[slot] as number] = slot;
+          if ((optNext[slot] as number) !== -1) optPrev[optNext[slot] as number] = slot;
+        }
+        if (stackForced[sp] === 0) {
+          if (slot < R) {
+            phase = REQUIRED_PHASE;
+            entry = next[slot] as number;
+          } else {
+            phase = OPTIONAL_PHASE;
+            entry = optNext[slot] as number;
+            limit = stackLimit[sp] as number;
+          }
+          break;
+        }
+      }
+    }
+  }
+}
+
+/** Combines the bitset hash with the state id; MurmurHash3's finalizer spreads the low bits. */
+function mix(bitsHash: number, state: number): number {
+  let h = bitsHash ^ Math.imul(state + 1, 0x9e3779b1);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h;
+}
