@@ -25,6 +25,7 @@ import { type GuardedWriteOptions, guardedWrite } from './guarded-write.js';
 import { queueOrder, segmentFor } from './paths.js';
 import { EntryGoneError, type QueueEntry, SequentialQueue } from './queue.js';
 import type { ZkSession } from './session.js';
+import { UnsureNodes } from './unsure.js';
 import { waitScope } from './wait-scope.js';
 import { ZkCallError, ZkCode, zkCode } from './zk-errors.js';
 
@@ -60,9 +61,11 @@ interface Held {
  *   lease is valid for `ttlMs` locally; `extend` checks that the node still exists and re-arms that
  *   window (it writes nothing: the session heartbeat is what keeps the node). A lease whose window
  *   runs out without extension is given up: its node is deleted so the next waiter proceeds.
- * - Connection suspended → every lease's signal aborts at once with reason "unsure" and its node is
- *   deleted once the connection is back; session expired → lost. A lease is never reported held while
- *   the connection is suspended.
+ * - Connection suspended → every lease's signal aborts at once with reason "unsure": a lease is never
+ *   reported held while the connection is suspended. Its node is kept (Curator does the same): if the
+ *   same session reconnects, `reclaim(lease)` hands back a fresh lease on the very same node and
+ *   fence; `release()` gives it up; unclaimed, it is deleted one session timeout after the reconnect.
+ *   Session expired → lost, and the node is gone.
  */
 export class ZkLockClient implements LockClient<bigint> {
   readonly backend = 'zookeeper';
@@ -74,6 +77,7 @@ export class ZkLockClient implements LockClient<bigint> {
   readonly #held = new Map<string, Held>();
   readonly #closing = new AbortController();
   readonly #offSession: () => void;
+  readonly #unsure: UnsureNodes;
   #closed = false;
 
   constructor(options: ConnectOptions) {
@@ -82,18 +86,59 @@ export class ZkLockClient implements LockClient<bigint> {
     this.#ownsSession = owned;
     this.#root = root;
     this.#queue = new SequentialQueue(session, 'lock');
+    this.#unsure = new UnsureNodes(
+      () => session.sessionTimeoutMs,
+      (entry) => this.#abandon(entry),
+    );
     this.#offSession = session.on((event, generation) => {
       if (event === 'suspended') {
         const cause = new Error(
           'connection to ZooKeeper suspended: the session may or may not still hold the lock',
         );
-        for (const held of this.#held.values()) held.lease.markLost(UNSURE, cause);
+        for (const held of [...this.#held.values()]) {
+          this.#unsure.add(held.entry);
+          held.lease.markLost(UNSURE, cause);
+        }
+      } else if (event === 'reconnected') {
+        this.#unsure.reconnected(generation);
       } else if (event === 'expired') {
-        for (const held of this.#held.values()) {
+        this.#unsure.expired(generation);
+        for (const held of [...this.#held.values()]) {
           if (held.entry.generation === generation) held.lease.markLost('ZooKeeper session expired');
         }
       }
     });
+  }
+
+  /**
+   * After a suspension: a new lease on the same lock node and fence if the same session came back and
+   * the node is still there (nobody else can have held the lock meanwhile). Throws `LockLostError`
+   * otherwise: the session expired, the node is gone, or the lease did not end unsure.
+   */
+  async reclaim(lease: ZkLease, options: { ttlMs: number; signal?: AbortSignal }): Promise<ZkLease> {
+    if (!(lease instanceof ZkLease))
+      throw new InvalidArgumentError('lease', lease, 'a ZkLease from this client');
+    assertPositiveMs('ttlMs', options?.ttlMs);
+    assertSignal('signal', options.signal);
+    this.#assertOpen();
+    const entry = this.#unsure.take(lease.node);
+    if (!entry) throw new LockLostError(lease.resource, 'only a lease that ended unsure can be reclaimed');
+    try {
+      await this.session.ready({ signal: options.signal });
+      const sentAt = monotonicNow();
+      const stat =
+        this.session.generation === entry.generation
+          ? await this.session.exists(entry.path, undefined, { signal: options.signal })
+          : null;
+      const reclaimed = stat
+        ? this.#grant(lease.resource, entry, lease.fence, sentAt, options.ttlMs)
+        : undefined;
+      if (!reclaimed) throw new LockLostError(lease.resource, `lock node ${entry.path} is gone or unsure`);
+      return reclaimed;
+    } catch (error) {
+      if (!this.#held.has(entry.path)) this.#abandon(entry);
+      throw this.#translate(error, lease.resource, this.session.sessionTimeoutMs, options.signal, false);
+    }
   }
 
   /** The folder that holds the queue of one resource. */
@@ -203,7 +248,10 @@ export class ZkLockClient implements LockClient<bigint> {
     if (this.#closed) return;
     this.#closed = true;
     this.#closing.abort(new ClientClosedError('ZkLockClient'));
-    await Promise.allSettled([...this.#held.values()].map((held) => held.lease.release()));
+    await Promise.allSettled([
+      ...[...this.#held.values()].map((held) => held.lease.release()),
+      ...this.#unsure.drain().map((entry) => this.#queue.leave(entry)),
+    ]);
     this.#offSession();
     if (this.#ownsSession) await this.session.close();
   }
@@ -243,6 +291,7 @@ export class ZkLockClient implements LockClient<bigint> {
           },
           release: async () => {
             held.released = true;
+            this.#unsure.take(entry.path);
             let removed: boolean;
             try {
               removed = await this.#queue.leave(entry);
@@ -255,8 +304,9 @@ export class ZkLockClient implements LockClient<bigint> {
         },
         onEnd: () => {
           this.#held.delete(entry.path);
-          // Lost, unsure or past its window without extension: give the node up for the next waiter.
-          if (!held.released) this.#abandon(entry);
+          // Lost or past its window without extension: give the node up for the next waiter. An unsure
+          // node is kept for a reclaim (see UnsureNodes).
+          if (!held.released && !this.#unsure.has(entry.path)) this.#abandon(entry);
         },
       },
       entry.path,
