@@ -7,6 +7,7 @@ export {
   UnknownNodeError,
   UnsupportedFaultError,
 } from './errors.js';
+export { dockerAvailable, serversImageTag } from './docker/engine.js';
 export { DEFAULT_NODES } from './options.js';
 export { startCluster } from './start.js';
 export type {

@@ -1,4 +1,3 @@
-import { UnsupportedFaultError } from './errors.js';
 import { LocalCluster } from './local/cluster.js';
 import { resolveOptions } from './options.js';
 import type { Cluster, ClusterOptions } from './types.js';
@@ -11,7 +10,9 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const resolved = resolveOptions(options);
   resolved.signal?.throwIfAborted();
   if (resolved.provider === 'docker') {
-    throw new UnsupportedFaultError('docker provider', 'this build', 'not implemented yet');
+    // Loaded on demand: the local provider must work where testcontainers' dependencies are never touched.
+    const { DockerCluster } = await import('./docker/cluster.js');
+    return DockerCluster.start(resolved);
   }
   return LocalCluster.start(resolved);
 }

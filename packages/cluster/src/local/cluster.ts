@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ClusterStartError, UnknownNodeError } from '../errors.js';
+import type { ProbeTarget } from '../leader.js';
 import { clockShimPath, writeClockSkew } from '../native.js';
 import type { ResolvedOptions } from '../options.js';
 import { freePorts } from '../ports.js';
@@ -82,7 +83,7 @@ export class LocalCluster implements Cluster {
   }
 
   leader(): Promise<string | undefined> {
-    return this.recipe.leader?.(this.localNodes.map((n) => n.layout)) ?? Promise.resolve(undefined);
+    return this.recipe.leader?.(this.localNodes.map(directTarget)) ?? Promise.resolve(undefined);
   }
 
   /** Waits (bounded) until `node` serves clients again; fails early if its process died. */
@@ -95,7 +96,7 @@ export class LocalCluster implements Cluster {
       await poll(
         async () => {
           if (!node.process.running) throw new ExitedError();
-          return (await this.recipe.ready(node.layout)) ? true : undefined;
+          return (await this.recipe.ready(directTarget(node))) ? true : undefined;
         },
         { what: `${this.recipe.server} ${node.id} to serve`, timeoutMs, intervalMs: 200, signal },
       );
@@ -138,6 +139,8 @@ export class LocalCluster implements Cluster {
       id,
       index: i + 1,
       dir: join(rootDir, id),
+      listenHost: '127.0.0.1',
+      advertisedHost: '127.0.0.1',
       clientPort: own(i)[0]!,
       advertisedClientPort: network.clientProxies.get(id)?.port ?? own(i)[0]!,
       peerPorts: own(i).slice(1),
@@ -185,3 +188,8 @@ export class LocalCluster implements Cluster {
 }
 
 class ExitedError extends Error {}
+
+/** Probes bypass the client proxy: a fault on the clients' path must not make a server look down. */
+function directTarget(node: LocalNode): ProbeTarget {
+  return { id: node.id, host: '127.0.0.1', port: node.layout.clientPort };
+}

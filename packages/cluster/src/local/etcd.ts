@@ -3,7 +3,7 @@ import { etcdLeader } from '../leader.js';
 import { etcdHealthy } from '../probes.js';
 import type { LocalRecipe, NodeLayout } from './recipe.js';
 
-const peerUrl = (node: NodeLayout) => `http://127.0.0.1:${node.advertisedPeerPorts[0]}`;
+const peerUrl = (node: NodeLayout) => `http://${node.advertisedHost}:${node.advertisedPeerPorts[0]}`;
 
 /**
  * etcd members advertise their peer proxy's port, so every raft link between members passes a proxy that
@@ -20,9 +20,9 @@ export const etcdRecipe: LocalRecipe = {
       args: [
         `--name=${node.id}`,
         `--data-dir=${join(node.dir, 'data')}`,
-        `--listen-client-urls=http://127.0.0.1:${node.clientPort}`,
-        `--advertise-client-urls=http://127.0.0.1:${node.advertisedClientPort}`,
-        `--listen-peer-urls=http://127.0.0.1:${node.peerPorts[0]}`,
+        `--listen-client-urls=http://${node.listenHost}:${node.clientPort}`,
+        `--advertise-client-urls=http://${node.advertisedHost}:${node.advertisedClientPort}`,
+        `--listen-peer-urls=http://${node.listenHost}:${node.peerPorts[0]}`,
         `--initial-advertise-peer-urls=${peerUrl(node)}`,
         `--initial-cluster=${all.map((n) => `${n.id}=${peerUrl(n)}`).join(',')}`,
         `--initial-cluster-token=${clusterToken}`,
@@ -32,6 +32,6 @@ export const etcdRecipe: LocalRecipe = {
       ],
     };
   },
-  ready: (node) => etcdHealthy('127.0.0.1', node.clientPort),
-  leader: (nodes) => etcdLeader(nodes.map((n) => ({ id: n.id, host: '127.0.0.1', port: n.clientPort }))),
+  ready: (target) => etcdHealthy(target.host, target.port),
+  leader: (targets) => etcdLeader(targets),
 };

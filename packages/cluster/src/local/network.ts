@@ -1,5 +1,5 @@
-import { InvalidArgumentError } from '@fencekit/core';
 import { ProxyRequiredError } from '../errors.js';
+import { cutPairs } from '../partition.js';
 import { FaultProxy } from '../proxy/proxy.js';
 import { sourceIdentifier } from '../proxy/source.js';
 import type { PartitionSpec, Toxic } from '../types.js';
@@ -77,7 +77,7 @@ export class LocalNetwork {
 
   /** Cuts every server-to-server link named by the spec, on top of cuts already in place. */
   partition(spec: PartitionSpec): void {
-    for (const [a, b] of this.pairsOf(spec)) this.cutPairs.add(pairKey(a, b));
+    for (const [a, b] of cutPairs(spec, this.ids)) this.cutPairs.add(pairKey(a, b));
     this.applyPeerCuts();
   }
 
@@ -126,31 +126,5 @@ export class LocalNetwork {
     const proxy = this.clientProxies.get(id);
     if (!proxy) throw new ProxyRequiredError(fault);
     return proxy;
-  }
-
-  private pairsOf(spec: PartitionSpec): Array<[string, string]> {
-    const known = (id: unknown, field: string) => {
-      if (typeof id !== 'string' || !this.ids.includes(id)) {
-        throw new InvalidArgumentError(field, id, `one of ${this.ids.join(', ')}`);
-      }
-      return id;
-    };
-    if (typeof spec === 'object' && spec !== null && 'isolate' in spec) {
-      const lonely = known(spec.isolate, 'partition.isolate');
-      return this.ids.filter((id) => id !== lonely).map((id) => [lonely, id]);
-    }
-    if (typeof spec === 'object' && spec !== null && 'halves' in spec && Array.isArray(spec.halves)) {
-      const [left, right] = spec.halves;
-      if (!Array.isArray(left) || !Array.isArray(right)) {
-        throw new InvalidArgumentError('partition.halves', spec.halves, 'two arrays of node ids');
-      }
-      const a = left.map((id) => known(id, 'partition.halves'));
-      const b = right.map((id) => known(id, 'partition.halves'));
-      if (a.some((id) => b.includes(id))) {
-        throw new InvalidArgumentError('partition.halves', spec.halves, 'two disjoint groups of node ids');
-      }
-      return a.flatMap((x) => b.map((y): [string, string] => [x, y]));
-    }
-    throw new InvalidArgumentError('partition', spec, '{ isolate: id } or { halves: [ids, ids] }');
   }
 }

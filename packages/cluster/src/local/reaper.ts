@@ -6,6 +6,8 @@ import { rmSync } from 'node:fs';
  */
 const livePids = new Set<number>();
 const liveDirs = new Set<string>();
+/** Synchronous clean-ups for resources that are not processes or dirs (containers, networks). */
+const cleanups = new Map<object, () => void>();
 let installed = false;
 
 export function trackPid(pid: number): void {
@@ -26,7 +28,17 @@ export function untrackDir(dir: string): void {
   liveDirs.delete(dir);
 }
 
-/** Kills every tracked process and removes every tracked dir, synchronously. Safe to call repeatedly. */
+/** Registers a synchronous clean-up to run at exit unless `untrackCleanup(owner)` is called first. */
+export function trackCleanup(owner: object, cleanup: () => void): void {
+  install();
+  cleanups.set(owner, cleanup);
+}
+
+export function untrackCleanup(owner: object): void {
+  cleanups.delete(owner);
+}
+
+/** Kills every tracked process, removes every tracked dir, runs every clean-up, synchronously. Repeatable. */
 export function reapAll(): void {
   for (const pid of livePids) {
     try {
@@ -38,6 +50,14 @@ export function reapAll(): void {
   livePids.clear();
   for (const dir of liveDirs) rmSync(dir, { recursive: true, force: true });
   liveDirs.clear();
+  for (const cleanup of cleanups.values()) {
+    try {
+      cleanup();
+    } catch {
+      // best effort at exit
+    }
+  }
+  cleanups.clear();
 }
 
 function install(): void {

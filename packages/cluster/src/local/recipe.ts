@@ -1,9 +1,15 @@
+import type { ProbeTarget } from '../leader.js';
+
 /** Where one node of a local cluster lives: its directory and ports. */
 export interface NodeLayout {
   readonly id: string;
   /** 1-based, used as ZooKeeper's myid. */
   readonly index: number;
   readonly dir: string;
+  /** The address the server binds: 127.0.0.1 for processes, 0.0.0.0 in a container. */
+  readonly listenHost: string;
+  /** The address other servers reach this one at: 127.0.0.1, or the container's IP. */
+  readonly advertisedHost: string;
   /** The port the server binds for clients. */
   readonly clientPort: number;
   /** The port clients are told to use: the proxy's when there is one, else `clientPort`. */
@@ -32,8 +38,8 @@ export interface LocalRecipe {
   /** How long one node may take to become ready. */
   readonly readyTimeoutMs: number;
   launch(node: NodeLayout, all: readonly NodeLayout[], clusterToken: string): LaunchSpec;
-  /** One readiness probe: true once the node serves clients. */
-  ready(node: NodeLayout): Promise<boolean>;
+  /** One readiness probe against a client port: true once the node serves clients. */
+  ready(target: ProbeTarget): Promise<boolean>;
   /** The leader's id, when the server kind has one. */
-  leader?(nodes: readonly NodeLayout[]): Promise<string | undefined>;
+  leader?(targets: readonly ProbeTarget[]): Promise<string | undefined>;
 }

@@ -15,7 +15,7 @@ export const redisRecipe: LocalRecipe = {
       command: 'redis-server',
       args: [
         '--bind',
-        '127.0.0.1',
+        node.listenHost,
         '--port',
         String(node.clientPort),
         '--dir',
@@ -33,5 +33,5 @@ export const redisRecipe: LocalRecipe = {
       ],
     };
   },
-  ready: (node) => redisPing('127.0.0.1', node.clientPort),
+  ready: (target) => redisPing(target.host, target.port),
 };

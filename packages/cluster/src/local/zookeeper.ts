@@ -30,7 +30,7 @@ export function zooCfg(node: NodeLayout, all: readonly NodeLayout[], dataDir: st
     'syncLimit=4',
     `dataDir=${dataDir}`,
     `clientPort=${node.clientPort}`,
-    'clientPortAddress=127.0.0.1',
+    `clientPortAddress=${node.listenHost}`,
     'maxSessionTimeout=60000',
     '4lw.commands.whitelist=*',
     'admin.enableServer=false',
@@ -41,7 +41,8 @@ export function zooCfg(node: NodeLayout, all: readonly NodeLayout[], dataDir: st
   if (all.length > 1) {
     for (const peer of all) {
       const ports = peer === node ? peer.peerPorts : peer.advertisedPeerPorts;
-      lines.push(`server.${peer.index}=127.0.0.1:${ports[0]}:${ports[1]}`);
+      const host = peer === node ? peer.listenHost : peer.advertisedHost;
+      lines.push(`server.${peer.index}=${host}:${ports[0]}:${ports[1]}`);
     }
   }
   return lines.join('\n') + '\n';
@@ -61,6 +62,6 @@ export const zookeeperRecipe: LocalRecipe = {
     };
   },
   // `ruok` answers before the server serves; only `srvr` reporting a Mode means it does.
-  ready: async (node) => (await zookeeperMode('127.0.0.1', node.clientPort)) !== undefined,
-  leader: (nodes) => zookeeperLeader(nodes.map((n) => ({ id: n.id, host: '127.0.0.1', port: n.clientPort }))),
+  ready: async (target) => (await zookeeperMode(target.host, target.port)) !== undefined,
+  leader: (targets) => zookeeperLeader(targets),
 };

@@ -1,0 +1,95 @@
+import type { StartedTestContainer } from 'testcontainers';
+import type { LaunchSpec, NodeLayout } from '../local/recipe.js';
+import type { ClusterNode } from '../types.js';
+import { type ContainerShell, shellQuote } from './shell.js';
+
+export const DATA_DIR = '/data';
+export const SHIM_IN_CONTAINER = '/opt/fencekit/libfencekit-clockshim.so';
+const PID_FILE = `${DATA_DIR}/server.pid`;
+
+/** One cluster member: a container that stays up while its server process is killed and started inside it. */
+export class DockerNode implements ClusterNode {
+  constructor(
+    readonly layout: NodeLayout,
+    readonly container: StartedTestContainer,
+    readonly shell: ContainerShell,
+    /** All of this container's addresses: a partition must drop every one of them. */
+    readonly addresses: readonly string[],
+    readonly mappedClientPort: number,
+    private readonly launchSpec: LaunchSpec,
+    private readonly clockShim: boolean,
+    public endpoint: string,
+  ) {}
+
+  get id(): string {
+    return this.layout.id;
+  }
+  get directEndpoint(): string {
+    return `127.0.0.1:${this.mappedClientPort}`;
+  }
+  get containerId(): string {
+    return this.container.getId();
+  }
+  toJSON(): ClusterNode {
+    return {
+      id: this.id,
+      endpoint: this.endpoint,
+      directEndpoint: this.directEndpoint,
+      containerId: this.containerId,
+    };
+  }
+
+  /** Writes the launch files (first start only). */
+  async writeFiles(): Promise<void> {
+    const files = Object.entries(this.launchSpec.files ?? {});
+    const script = files
+      .map(([name, content]) => {
+        const path = `${DATA_DIR}/${name}`;
+        return `mkdir -p "$(dirname ${shellQuote(path)})" && printf '%s' ${shellQuote(content)} > ${shellQuote(path)}`;
+      })
+      .concat(this.clockShim ? [`printf '0 1\\n' > ${DATA_DIR}/clock`] : [])
+      .join(' && ');
+    if (script) await this.shell.check(script);
+  }
+
+  /** Starts the server in the background inside the container, recording its pid. */
+  async startServer(): Promise<void> {
+    const env = { ...this.launchSpec.env };
+    if (this.clockShim) {
+      env.LD_PRELOAD = SHIM_IN_CONTAINER;
+      env.FENCEKIT_CLOCK_FILE = `${DATA_DIR}/clock`;
+    }
+    const assignments = Object.entries(env).map(([k, v]) => `${k}=${shellQuote(v)}`);
+    const command = [this.launchSpec.command, ...this.launchSpec.args].map(shellQuote).join(' ');
+    await this.shell.check(
+      `cd ${DATA_DIR} && env ${assignments.join(' ')} ${command} >> ${DATA_DIR}/server.log 2>&1 < /dev/null & echo $! > ${PID_FILE}`,
+    );
+  }
+
+  /** Sends a signal to the server process; for SIGKILL, waits (bounded) until it is gone. */
+  async signal(signal: 'KILL' | 'STOP' | 'CONT'): Promise<void> {
+    const wait =
+      signal === 'KILL'
+        ? `; i=0; while kill -0 "$p" 2>/dev/null && [ $i -lt 100 ] && ! grep -q '^State:.*Z' /proc/$p/status 2>/dev/null; do sleep 0.05; i=$((i+1)); done`
+        : '';
+    await this.shell.run(`p=$(cat ${PID_FILE} 2>/dev/null) && [ -n "$p" ] && kill -${signal} "$p"${wait}`);
+  }
+
+  async logTail(): Promise<string> {
+    const result = await this.shell.run(`tail -c 2000 ${DATA_DIR}/server.log`).catch(() => undefined);
+    return result?.output ?? '';
+  }
+
+  /** Writes the clock shim's skew file atomically. */
+  async writeClock(offsetMs: number, rate: number): Promise<void> {
+    const offsetNs = BigInt(Math.round(offsetMs)) * 1_000_000n;
+    await this.shell.check(
+      `printf '%s %s\\n' ${offsetNs} ${rate} > ${DATA_DIR}/clock.tmp && mv ${DATA_DIR}/clock.tmp ${DATA_DIR}/clock`,
+    );
+  }
+
+  /** Runs iptables inside the container. */
+  async iptables(rules: readonly string[]): Promise<void> {
+    if (rules.length > 0) await this.shell.check(rules.map((r) => `iptables -w ${r}`).join(' && '));
+  }
+}
