@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '@fencekit/core';
+import { ExponentialBackoff, noop } from 'cockatiel';
 import { Etcd3, type IOptions } from 'etcd3';
 
 /** How to reach etcd. Everything security-related is handed to the `etcd3` client unchanged. */
@@ -16,6 +17,8 @@ export interface EtcdConnectionOptions {
   /** Bring your own client; fencekit then never closes it. */
   client?: Etcd3;
 }
+
+type WatchBackoff = NonNullable<NonNullable<IOptions['faultHandling']>['watchBackoff']>;
 
 export const DEFAULT_CALL_TIMEOUT_MS = 5_000;
 
@@ -50,6 +53,14 @@ export function connect(options: EtcdConnectionOptions): Connection {
     dialTimeout: options.dialTimeoutMs ?? 5_000,
     // Streams (watch, keep-alive) live on; every unary call gets a deadline so none hangs forever.
     defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + callTimeoutMs }),
+    faultHandling: {
+      // etcd3's default circuit breaker shuts a host out for 5 s after 3 failures: longer than a
+      // short session TTL, so one blip would cost every lease. Sessions retry on their own clock.
+      host: () => noop,
+      // Watches (waiters, observers) come back within a second or two, not etcd3's default 30 s.
+      // (etcd3 uses this as a backoff factory; its typings say IBackoff.)
+      watchBackoff: new ExponentialBackoff({ initialDelay: 50, maxDelay: 1_000 }) as unknown as WatchBackoff,
+    },
   };
   if (options.credentials) config.credentials = options.credentials;
   if (options.auth) config.auth = { username: options.auth.username, password: options.auth.password };

@@ -56,6 +56,8 @@ export class EtcdLease extends ManagedLease<bigint> {
   readonly key: string;
   /** The etcd lease the key is attached to (decimal id). */
   readonly leaseId: string;
+  /** The TTL etcd granted that lease (ms): how long after its holder dies the lock frees itself. */
+  readonly grantedTtlMs: number;
 
   constructor(grant: EtcdGrant) {
     const { etcd, session, ticket, resource } = grant;
@@ -95,6 +97,7 @@ export class EtcdLease extends ManagedLease<bigint> {
     });
     this.key = ticket.key;
     this.leaseId = session.id;
+    this.grantedTtlMs = session.grantedTtlMs;
     holdings.set(this, {
       etcd,
       key: ticket.key,
