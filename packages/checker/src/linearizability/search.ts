@@ -17,8 +17,9 @@ const OPTIONAL_PHASE = 1;
  *   and tries optional ops only after the completed ones at each step;
  * - optional ops with the same effect are interchangeable, so only the earliest-called unplaced one
  *   of each kind is tried (symmetry breaking), and one that would change nothing is never placed;
- * - a completed op that leaves the state unchanged (a read, a failed cas) is placed greedily with no
- *   alternative to try: it is enabled and changes nothing, so placing it now never hurts;
+ * - a completed read-only op (a read, a failed cas: `model.readOnly`) that is enabled and legal is
+ *   placed greedily with no alternative to try: any linearization that places it later stays valid
+ *   with it moved here, since it changes no state wherever it goes;
  * - the bitset's hash is updated incrementally (Zobrist: xor of one random word per op).
  */
 export class Search {
@@ -39,6 +40,8 @@ export class Search {
   readonly #zobrist: Int32Array;
   /** For an optional slot, the previous optional slot with the same effect (-1 if none). */
   readonly #twin: Int32Array;
+  /** 1 for completed ops the model calls read-only: placed greedily. */
+  readonly #readOnly: Uint8Array;
   readonly #unreachable: Reachability<unknown> | undefined;
   readonly #isPlaced = (slot: number): boolean =>
     ((this.#bits[slot >>> 5] as number) & (1 << (slot & 31))) !== 0;
@@ -78,6 +81,11 @@ export class Search {
       lastOfKind.set(kind, slot);
     }
     this.#unreachable = model.unreachable?.(layout.ops, this.prepared);
+    this.#readOnly = new Uint8Array(n);
+    if (model.readOnly !== undefined) {
+      for (let slot = 0; slot < layout.required; slot++)
+        this.#readOnly[slot] = model.readOnly(this.prepared[slot]) ? 1 : 0;
+    }
     this.#stackSlot = new Int32Array(n);
     this.#stackState = new Int32Array(n);
     this.#stackForced = new Uint8Array(n);
@@ -148,6 +156,7 @@ export class Search {
     const bits = this.#bits;
     const zobrist = this.#zobrist;
     const twin = this.#twin;
+    const readOnly = this.#readOnly;
     const unreachable = this.#unreachable;
     const stackSlot = this.#stackSlot;
     const stackState = this.#stackState;
@@ -214,7 +223,7 @@ export class Search {
         if (cache.add(mix(hash, sid), sid, bits)) {
           stackSlot[sp] = slot;
           stackState[sp] = current;
-          stackForced[sp] = sid === current ? 1 : 0;
+          stackForced[sp] = readOnly[slot] as number;
           stackLimit[sp] = limit;
           sp++;
           current = sid;
@@ -243,11 +252,11 @@ export class Search {
         }
         bits[word] = (bits[word] as number) & ~mask;
         hash ^= zobrist[slot] as number;
-        if (sid !== current) {
+        if (readOnly[slot] === 0) {
           entry = isRequired ? (next[entry] as number) : (optNext[entry] as number);
           continue;
         }
-        // A state-preserving completed op leads only to explored ground: this configuration is exhausted.
+        // A greedy read-only op leads only to explored ground: this configuration is exhausted.
       }
       // Backtrack: undo placements until one that had alternatives (a non-forced one).
       for (;;) {

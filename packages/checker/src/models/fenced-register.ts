@@ -62,6 +62,7 @@ export function fencedRegister(initial: unknown = null): Model<FencedState, Fenc
       if (op.accepted) return fresh ? { value: op.value, fence: op.fence } : STALE;
       return fresh ? REFUSED_FRESH : state;
     },
+    readOnly: (op) => op.read || (op.known && !op.accepted),
     equal: (a, b) => a.value === b.value && a.fence === b.fence,
     hash: (s) => hashString(`${String(s.value)}|${s.fence}`),
     describeState: (s) => `${JSON.stringify(s.value)} (fence ${s.fence})`,

@@ -75,6 +75,7 @@ export function kv(): Model<string, KvOp> {
       };
     },
     partition: (op) => op.key ?? '',
+    readOnly: (op) => op.kind === GET,
     describeState: (state) => JSON.stringify(state),
     describe: describeOperation,
   };

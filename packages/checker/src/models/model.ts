@@ -31,6 +31,12 @@ export interface Model<State = unknown, Op = Operation> {
   /** The state after `op`, or `Inconsistent` when `op` could not have happened (with its output) in `state`. */
   step(state: State, op: Op): State | Inconsistent;
   /**
+   * Optional: true when `op` never changes the state in any state where it is legal (a read, a cas
+   * known to have failed). The search places such ops as soon as they are enabled and legal, with no
+   * alternative to try. A write that happens to rewrite the current value does not qualify.
+   */
+  readOnly?(op: Op): boolean;
+  /**
    * Equality and hash of states. Primitive states (numbers, strings, null, bigint) need neither; object
    * states need both, and equal states must hash alike.
    */

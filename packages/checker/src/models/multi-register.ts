@@ -59,6 +59,7 @@ export function multiRegister(initial: Record<string, unknown> = {}): Model<Mult
       }
       return changed ? encode(values) : state;
     },
+    readOnly: (op) => op.micro.every((m) => !m.write),
     describeState: (s) => s,
     describe: describeOperation,
   };

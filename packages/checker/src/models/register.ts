@@ -65,6 +65,7 @@ function makeRegister(name: string, withCas: boolean, options: RegisterOptions):
       if (op.swapped) return state === op.a ? op.b : CAS_SHOULD_FAIL;
       return state === op.a ? CAS_SHOULD_SWAP : state;
     },
+    readOnly: (op) => op.kind === READ || (op.kind === CAS && op.known && !op.swapped),
     describeState: (state) => JSON.stringify(state),
     describe: describeOperation,
     convict(ops: readonly Operation[]): Conviction | undefined {

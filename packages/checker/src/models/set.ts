@@ -44,6 +44,7 @@ export function set(): Model<SetState, SetOp> {
       const members = state.split(SEP);
       return members.includes(op.text) ? state : encode([...members, op.text]);
     },
+    readOnly: (op) => !op.add,
     describeState: (s) => `{${s.split(SEP).join(', ')}}`,
     describe: describeOperation,
   };
