@@ -1,6 +1,7 @@
 /**
  * @fencekit/checker: histories in (JSONL, Jepsen EDN, porcupine logs), verdicts out.
  * - `./history`: the history types and codecs;
+ * - `./linearizability`: the search (WGL with a state cache, P-compositionality, time and memory budgets);
  * - `./models`: sequential specifications for the linearizability search;
  * - `./lock`: checks of lock histories by what the protected resource saw;
  * - `./verdict`: Jepsen-style composition (illegal > unknown > ok, a crash is never a pass);
@@ -8,6 +9,7 @@
  */
 export * from './history/index.js';
 export * from './html/index.js';
+export * from './linearizability/index.js';
 export * from './lock/index.js';
 export * from './models/index.js';
 export {

@@ -26,6 +26,7 @@ const LABEL_W = 140;
 const WIDTH = 1100;
 /** Beyond this many holding intervals the page would be too heavy to open; the rest are counted. */
 const MAX_SECTIONS = 5000;
+const MAX_MARKS = 10_000;
 
 /**
  * Lanes per client with their critical sections as the resource timed them, the resource's other
@@ -74,8 +75,10 @@ export function renderLockLanes(
       `<rect class="hold${open ? ' open' : ''}" data-client="${esc(s.client)}" data-fence="${esc(s.fence ?? '')}" x="${axis.x(s.start).toFixed(1)}" y="${y(lane) + 4}" width="${axis.span(s.start, s.end).toFixed(1)}" height="${LANE_H - 10}"><title>${esc(tip)}</title></rect>`,
     );
   }
+  let marks = 0;
   for (const e of resource) {
     if (e.f === 'enter' || e.f === 'leave') continue;
+    if (++marks > MAX_MARKS) break;
     const lane = laneOf.get(clientKey(e));
     if (lane === undefined) continue;
     const refused = (e.value as { accepted?: unknown }).accepted === false;
@@ -89,10 +92,11 @@ export function renderLockLanes(
     parts.push(violationMarks(v.violation as Marked, ref, byIndex, laneOf, axis, y));
   }
 
-  const note =
-    sections.length > drawn.length
-      ? `<p class="note">Drawing the first ${drawn.length} of ${sections.length} critical sections.</p>`
-      : '';
+  const notes: string[] = [];
+  if (sections.length > drawn.length)
+    notes.push(`the first ${drawn.length} of ${sections.length} critical sections`);
+  if (marks > MAX_MARKS) notes.push(`the first ${MAX_MARKS} reads, writes, claims and runs`);
+  const note = notes.length === 0 ? '' : `<p class="note">Drawing ${notes.join(' and ')}.</p>`;
   return `<figure class="lanes" data-lanes="${clients.length}">${note}<svg class="timeline" viewBox="0 0 ${WIDTH} ${height}" width="${WIDTH}" height="${height}" xmlns="http://www.w3.org/2000/svg">${parts.join('')}</svg><figcaption>Lanes per client as the resource saw them: bars are critical sections (hatched = never left), dots are reads/writes/claims/runs (hollow = refused), red = violations.</figcaption></figure>`;
 }
 
@@ -136,7 +140,7 @@ function axisMarkup(axis: TimeAxis, height: number): string {
     const t = axis.min + ((axis.max - axis.min) * i) / 5;
     const x = axis.x(t).toFixed(1);
     ticks.push(
-      `<line class="tick" x1="${x}" x2="${x}" y1="16" y2="${height}"/><text class="tick-label" x="${x}" y="12">${esc(formatTime(t - axis.min, 'ns'))}</text>`,
+      `<line class="tick" x1="${x}" x2="${x}" y1="16" y2="${height}"/><text class="tick-label" x="${x}" y="12" text-anchor="${i === 0 ? 'start' : i === 5 ? 'end' : 'middle'}">${esc(formatTime(t - axis.min, 'ns'))}</text>`,
     );
   }
   return `<g class="axis">${ticks.join('')}</g>`;
