@@ -51,7 +51,7 @@ export function convictStaleReads(
   for (const r of reads) {
     const list = writers.get(r.value) ?? [];
     const isInitial = r.value === initial;
-    if (!isInitial && !list.some((w) => w.op.call < r.op.ret)) {
+    if (!isInitial && !list.some((w) => w.op.call <= r.op.ret)) {
       return { reason: `read ${JSON.stringify(r.value)}, which no op had started writing`, opIds: [r.op.id] };
     }
     // Single source of v: the initial value alone, or one write. Where did it surely get overwritten?
