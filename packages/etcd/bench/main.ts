@@ -31,7 +31,7 @@ async function main(): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
       for (const c of contenders) {
         const result = await uncontended(c, cluster.endpoints, `u${round}`, UNCONTENDED_SECONDS);
-        (calm[c.name] ??= []).push(result);
+        calm[c.name] = [...(calm[c.name] ?? []), result];
         console.error(`round ${round + 1} uncontended ${c.name}: ${fmt(result.cyclesPerSecond, 0)}/s`);
       }
       for (const c of contenders) {
@@ -43,7 +43,7 @@ async function main(): Promise<void> {
           CLIENTS,
           HOLD_MS,
         );
-        (busy[c.name] ??= []).push(result);
+        busy[c.name] = [...(busy[c.name] ?? []), result];
         console.error(
           `round ${round + 1} contended ${c.name}: handoff p99 ${fmt(result.handoffP99Ms)} ms, Jain ${fmt(result.jain, 3)}`,
         );
