@@ -154,6 +154,7 @@ export class RedisLockClient implements LockClient<bigint> {
         waiterTtlMs: this.#waiterTtlMs,
         channel: '',
         fenced: true,
+        handoff: false,
       });
     } catch (error) {
       await this.#cancel(keys, owner);
@@ -190,6 +191,9 @@ export class RedisLockClient implements LockClient<bigint> {
     this.#wake.on(owner, waiter.wake);
     // 'auto': the first attempt takes a ticket from the server; later ones keep that place.
     let ticket = 'auto';
+    // When the last attempt answered "queued" was sent: a grant handed over by a release happened
+    // after that, so the lease's validity counts from there (never from when the news arrived).
+    let queuedSince: number | undefined;
     try {
       const grant = await waitForGrant<Grant>({
         resource,
@@ -211,13 +215,23 @@ export class RedisLockClient implements LockClient<bigint> {
               waiterTtlMs: this.#waiterTtlMs,
               channel: this.#wake.channel,
               fenced: true,
+              handoff: true,
             });
           } catch (error) {
             throw classifyFailure(this.backend, resource, 'acquire', error);
           }
           if (reply.granted) return { grant: { ...reply, sentAt } };
           ticket = String(reply.ticket);
+          queuedSince = sentAt;
           return { retryMs: reply.retryMs + 1 };
+        },
+        handedOver: () => {
+          const fence = waiter.takeHandedFence();
+          if (fence === undefined || queuedSince === undefined) return undefined;
+          // Long parked: too little validity would be left, so the next attempt re-arms the
+          // handed-over grant (the script sees we hold it) and counts validity from its own send.
+          if (queuedSince + ttlMs / 2 < monotonicNow()) return undefined;
+          return { granted: true, fence, sentAt: queuedSince };
         },
         cancel: () => this.#cancel(keys, owner),
       });

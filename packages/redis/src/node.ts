@@ -26,6 +26,8 @@ export interface AttemptRequest {
   readonly waiterTtlMs: number;
   readonly channel: string;
   readonly fenced: boolean;
+  /** Let a release grant the lock to this waiter directly (fenced), instead of only waking it. */
+  readonly handoff: boolean;
 }
 
 type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
@@ -68,6 +70,7 @@ export class LockNode {
       request.waiterTtlMs,
       request.channel,
       request.fenced ? '1' : '0',
+      request.handoff ? '1' : '0',
     )) as [number, (string | number | null)?, number?];
     if (reply[0] === 1) return { granted: true, fence: (reply[1] as string | null | undefined) ?? null };
     return { granted: false, retryMs: Number(reply[1] ?? 0), ticket: Number(reply[2] ?? 0) };

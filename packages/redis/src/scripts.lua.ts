@@ -13,23 +13,27 @@ local function now_ms()
 end
 
 -- The first waiter whose entry is still alive, dropping dead ones on the way: a waiter that died
--- must not keep the queue stuck behind it. Returns owner, wake channel, entry deadline.
+-- must not keep the queue stuck behind it. An entry is "deadlineMs|handoffTtlMs|channel".
+-- Returns owner, wake channel, entry deadline, handoff ttl (0: wake it, do not grant for it).
 local function live_head(now)
   for _ = 1, 100 do
     local head = redis.call('ZRANGE', queue, 0, 0)[1]
     if not head then return nil end
     local entry = redis.call('HGET', waiters, head)
     if entry then
-      local sep = string.find(entry, '|', 1, true)
-      local deadline = tonumber(string.sub(entry, 1, sep - 1))
-      if deadline > now then return head, string.sub(entry, sep + 1), deadline end
+      local first = string.find(entry, '|', 1, true)
+      local second = string.find(entry, '|', first + 1, true)
+      local deadline = tonumber(string.sub(entry, 1, first - 1))
+      if deadline > now then
+        return head, string.sub(entry, second + 1), deadline, tonumber(string.sub(entry, first + 1, second - 1))
+      end
     end
     redis.call('ZREM', queue, head)
     redis.call('HDEL', waiters, head)
   end
   -- Too many dead entries for one call: treat the next as alive so nobody jumps the queue; the
   -- next call purges on.
-  return redis.call('ZRANGE', queue, 0, 0)[1], nil, now + 1
+  return redis.call('ZRANGE', queue, 0, 0)[1], nil, now + 1, 0
 end
 
 -- The queue's keys live while someone waits and vanish once everyone has left.
@@ -41,7 +45,8 @@ end
 `;
 
 /**
- * ARGV: owner, ttlMs, mode ('try' | 'wait'), ticket, waiterTtlMs, wake channel, fenced ('1' | '0').
+ * ARGV: owner, ttlMs, mode ('try' | 'wait'), ticket, waiterTtlMs, wake channel, fenced ('1' | '0'),
+ * handoff ('1': a release may grant to this waiter directly, fenced; '0': only wake it).
  *
  * Grants when the lock is free and nobody waits ahead of `owner`: `SET lock owner NX PX ttl` and,
  * only then, `INCR fence` (when fenced). In 'wait' mode the caller is (re)queued first, with
@@ -68,15 +73,21 @@ local function grant()
   return granted()
 end
 
+-- The common case first: nobody queued and the lock free. Nothing else to read or clean up.
+if redis.call('EXISTS', queue) == 0 and redis.call('SET', lock, owner, 'NX', 'PX', ttl) then
+  if ARGV[7] == '1' then
+    -- GET, not INCR's reply: Lua numbers would lose digits past 2^53.
+    redis.call('INCR', fence)
+    return {1, redis.call('GET', fence)}
+  end
+  return {1}
+end
+
 local holder = redis.call('GET', lock)
 if holder == owner then
-  -- Granted by an earlier request whose answer was lost (or by a quorum retry): re-arm it.
+  -- Granted already: by a release handing over, or by a request whose answer was lost. Re-arm it.
   redis.call('PEXPIRE', lock, ttl)
   return granted()
-end
-if not holder and redis.call('EXISTS', queue) == 0 then
-  local result = grant()
-  if result then return result end
 end
 
 local now = now_ms()
@@ -89,7 +100,8 @@ if mode == 'wait' and ticket ~= '' then
     redis.call('SET', tickets, ticket)
   end
   if not score then redis.call('ZADD', queue, ticket, owner) end
-  redis.call('HSET', waiters, owner, (now + waiter_ttl) .. '|' .. ARGV[6])
+  local handoff_ttl = ARGV[8] == '1' and ttl or '0'
+  redis.call('HSET', waiters, owner, (now + waiter_ttl) .. '|' .. handoff_ttl .. '|' .. ARGV[6])
   keep_queue(2 * waiter_ttl)
 end
 
@@ -120,7 +132,9 @@ return {0, retry, tonumber(ticket) or 0}
  *
  * Compare-owner-and-delete. With a requeue ticket the caller goes back to its place in the queue
  * (a quorum attempt that failed gives back its partial grants but keeps waiting). Whenever the lock
- * is free afterwards, the head waiter is woken by a PUBLISH on its client's channel.
+ * is free afterwards, the head waiter gets it: when it asked for handoff, the lock is granted to it
+ * here (SET + INCR fence) and "owner|fence" is PUBLISHed on its client's channel; otherwise "owner"
+ * is published, and the waiter comes to take it.
  *
  * Returns 1 released, 0 the lock was already gone, -1 another owner holds it (left untouched).
  */
@@ -143,12 +157,21 @@ if requeue == '' then
 else
   local waiter_ttl = tonumber(ARGV[3])
   redis.call('ZADD', queue, requeue, owner)
-  redis.call('HSET', waiters, owner, (now + waiter_ttl) .. '|' .. ARGV[4])
+  redis.call('HSET', waiters, owner, (now + waiter_ttl) .. '|0|' .. ARGV[4])
   keep_queue(2 * waiter_ttl)
 end
 if result ~= -1 then
-  local head, channel = live_head(now)
-  if head and channel and head ~= owner then redis.call('PUBLISH', channel, head) end
+  local head, channel, _, handoff_ttl = live_head(now)
+  if head and channel and head ~= owner then
+    if handoff_ttl > 0 and redis.call('SET', lock, head, 'NX', 'PX', handoff_ttl) then
+      redis.call('ZREM', queue, head)
+      redis.call('HDEL', waiters, head)
+      redis.call('INCR', fence)
+      redis.call('PUBLISH', channel, head .. '|' .. redis.call('GET', fence))
+    else
+      redis.call('PUBLISH', channel, head)
+    end
+  end
 end
 return result
 `;

@@ -7,12 +7,22 @@ import { ClientClosedError, LockAbortedError, LockTimeoutError, monotonicNow } f
  */
 export class Waiter {
   #woken = false;
+  #handedFence: string | undefined;
   #resume: (() => void) | undefined;
 
-  readonly wake = (): void => {
+  /** Called by the wake subscriber; `handedFence` is set when a release granted the lock to us. */
+  readonly wake = (handedFence?: string): void => {
+    if (handedFence !== undefined) this.#handedFence = handedFence;
     this.#woken = true;
     this.#resume?.();
   };
+
+  /** The fence of a grant a release handed to this waiter, once. */
+  takeHandedFence(): string | undefined {
+    const fence = this.#handedFence;
+    this.#handedFence = undefined;
+    return fence;
+  }
 
   /** Forgets earlier wake-ups: called as an attempt starts, since that attempt sees their effect. */
   clear(): void {
@@ -51,6 +61,8 @@ export interface WaitPlan<G> {
   readonly heartbeatMs: number;
   readonly waiter: Waiter;
   attempt(): Promise<AttemptOutcome<G>>;
+  /** A grant handed over while parked (checked after each wake-up), if the backend does that. */
+  handedOver?(): G | undefined;
   /** Leaves the queue and gives back any grant that raced with the stop. Must not throw. */
   cancel(): Promise<void>;
 }
@@ -96,6 +108,8 @@ export async function waitForGrant<G>(plan: WaitPlan<G>): Promise<G> {
       if ('grant' in outcome) return outcome.grant;
       await plan.waiter.sleep(Math.max(1, Math.min(outcome.retryMs, plan.heartbeatMs)), stop.signal);
       if (stop.signal.aborted) throw stopReason();
+      const handed = plan.handedOver?.();
+      if (handed !== undefined) return handed;
       plan.waiter.clear();
       outcome = await untilStopped(plan.attempt(), stop.signal);
       if (!('grant' in outcome)) lastError = outcome.error;

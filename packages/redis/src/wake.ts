@@ -1,12 +1,13 @@
 import type { Redis } from 'ioredis';
 
 /**
- * One pub/sub connection per client, shared by all of its waiters. The release script PUBLISHes the
- * head waiter's owner token on that waiter's client channel; this routes it to the parked acquire.
- * A message lost to a reconnect only delays the waiter until its fallback timer fires.
+ * One pub/sub connection per client, shared by all of its waiters. The release script PUBLISHes
+ * "owner" (wake up) or "owner|fence" (the lock was handed to you) on the head waiter's client
+ * channel; this routes it to the parked acquire. A message lost to a reconnect only delays the
+ * waiter until its fallback timer fires, which finds the handed-over grant by its owner token.
  */
 export class WakeSubscriber {
-  readonly #wakers = new Map<string, () => void>();
+  readonly #wakers = new Map<string, (handedFence: string | undefined) => void>();
   #subscriber: Redis | undefined;
   #subscribing: Promise<void> | undefined;
   #subscribed = false;
@@ -28,7 +29,7 @@ export class WakeSubscriber {
   }
 
   /** Routes wake-ups for `owner` to `wake` until `off(owner)`. */
-  on(owner: string, wake: () => void): void {
+  on(owner: string, wake: (handedFence: string | undefined) => void): void {
     this.#wakers.set(owner, wake);
   }
 
@@ -48,7 +49,12 @@ export class WakeSubscriber {
   async #subscribe(): Promise<void> {
     if (this.#subscriber === undefined) {
       const subscriber = this.connect();
-      subscriber.on('message', (_channel: string, owner: string) => this.#wakers.get(owner)?.());
+      subscriber.on('message', (_channel: string, message: string) => {
+        // Owner tokens are base64url: the first '|' can only be the separator.
+        const separator = message.indexOf('|');
+        if (separator === -1) this.#wakers.get(message)?.(undefined);
+        else this.#wakers.get(message.slice(0, separator))?.(message.slice(separator + 1));
+      });
       this.#subscriber = subscriber;
     }
     await this.#subscriber.subscribe(this.channel);

@@ -248,6 +248,8 @@ export class RedlockClient implements LockClient<undefined> {
         waiterTtlMs: this.#waiterTtlMs,
         channel: this.#channel,
         fenced: false,
+        // A release only wakes waiters here: a grant needs a quorum, which only the waiter can count.
+        handoff: false,
       }),
     );
     const granted = countWhere(results, (r) => r.granted);

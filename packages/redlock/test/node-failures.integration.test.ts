@@ -15,7 +15,10 @@ afterAll(async () => {
 
 describe('RedlockClient with nodes down', () => {
   it('grants with 2 of 5 nodes down and fails with a QuorumError naming the nodes with 3 down', async () => {
-    const client = new RedlockClient({ nodes: cluster.endpoints.map((e) => `redis://${e}`) });
+    const client = new RedlockClient({
+      nodes: cluster.endpoints.map((e) => `redis://${e}`),
+      nodeTimeoutMs: 250,
+    });
     try {
       const [n1, n2, n3] = cluster.nodes;
       if (!n1 || !n2 || !n3) throw new Error('expected 5 nodes');

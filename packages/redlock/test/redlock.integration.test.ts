@@ -8,7 +8,7 @@ const { endpoints } = injectCluster('redlock');
 const clients: RedlockClient[] = [];
 
 function client(): RedlockClient {
-  const c = new RedlockClient({ nodes: endpoints.map((e) => `redis://${e}`) });
+  const c = new RedlockClient({ nodes: endpoints.map((e) => `redis://${e}`), nodeTimeoutMs: 250 });
   clients.push(c);
   return c;
 }

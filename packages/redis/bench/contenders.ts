@@ -1,0 +1,175 @@
+import { randomUUID } from 'node:crypto';
+import { RedisLockClient } from '@fencekit/redis';
+import { RedlockClient } from '@fencekit/redlock';
+import { type Lock as SesameLock, Redlock as SesameRedlock } from '@sesamecare-oss/redlock';
+import { Redis } from 'ioredis';
+import { Mutex } from 'redis-semaphore';
+import NodeRedlock from 'redlock';
+
+/** Gives the lock back. */
+export type Unlock = () => Promise<void>;
+
+/** One client of one library: its own connections, blocking acquire with the library's own waiting. */
+export interface Locker {
+  lock(resource: string): Promise<Unlock>;
+  close(): Promise<void>;
+}
+
+export interface Contender {
+  readonly name: string;
+  /** False for the raw floor, which has no way to wait for a held lock. */
+  readonly blocking: boolean;
+  open(endpoints: readonly string[]): Locker;
+}
+
+const TTL_MS = 10_000;
+const WAIT_MS = 30_000;
+
+const url = (endpoint: string): string => `redis://${endpoint}`;
+
+function connect(endpoint: string): Redis {
+  const redis = new Redis(url(endpoint));
+  redis.on('error', () => undefined);
+  return redis;
+}
+
+const compareAndDelete = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`;
+
+/** The floor: SET NX PX and a compare-and-delete script by SHA, nothing else. */
+const rawFloor: Contender = {
+  name: 'raw SET NX PX + Lua release',
+  blocking: false,
+  open([endpoint]) {
+    const redis = connect(endpoint as string);
+    redis.defineCommand('benchRelease', { numberOfKeys: 1, lua: compareAndDelete });
+    const release = (
+      redis as unknown as { benchRelease(key: string, owner: string): Promise<number> }
+    ).benchRelease.bind(redis);
+    return {
+      async lock(resource) {
+        const owner = randomUUID();
+        const ok = await redis.set(resource, owner, 'PX', TTL_MS, 'NX');
+        if (ok !== 'OK') throw new Error(`raw floor: ${resource} is held`);
+        return async () => {
+          await release(resource, owner);
+        };
+      },
+      async close() {
+        await redis.quit();
+      },
+    };
+  },
+};
+
+const fencekitRedis: Contender = {
+  name: '@fencekit/redis',
+  blocking: true,
+  open([endpoint]) {
+    const client = new RedisLockClient({ connection: url(endpoint as string) });
+    return {
+      async lock(resource) {
+        const lease = await client.acquire(resource, { ttlMs: TTL_MS, waitMs: WAIT_MS });
+        return () => lease.release();
+      },
+      close: () => client.close(),
+    };
+  },
+};
+
+function fencekitRedlock(nodes: number): Contender {
+  return {
+    name: `@fencekit/redlock (${nodes} node${nodes > 1 ? 's' : ''})`,
+    blocking: true,
+    open(endpoints) {
+      const client = new RedlockClient({ nodes: endpoints.slice(0, nodes).map(url) });
+      return {
+        async lock(resource) {
+          const lease = await client.acquire(resource, { ttlMs: TTL_MS, waitMs: WAIT_MS });
+          return () => lease.release();
+        },
+        close: () => client.close(),
+      };
+    },
+  };
+}
+
+function nodeRedlock(nodes: number): Contender {
+  return {
+    name: `redlock@5.0.0-beta.2 (${nodes} node${nodes > 1 ? 's' : ''})`,
+    blocking: true,
+    open(endpoints) {
+      const clients = endpoints.slice(0, nodes).map(connect);
+      // Library defaults (retryDelay 200 ms, jitter 200 ms) but no retry limit, so waits do not fail.
+      const redlock = new NodeRedlock(clients, { retryCount: -1 });
+      redlock.on('error', () => undefined);
+      return {
+        async lock(resource) {
+          const lock = await redlock.acquire([resource], TTL_MS);
+          return async () => {
+            await lock.release();
+          };
+        },
+        async close() {
+          await Promise.all(clients.map((c) => c.quit()));
+        },
+      };
+    },
+  };
+}
+
+const sesameRedlock: Contender = {
+  name: '@sesamecare-oss/redlock 1.4.0',
+  blocking: true,
+  open([endpoint]) {
+    const client = connect(endpoint as string);
+    const redlock = new SesameRedlock([client], { retryCount: -1 });
+    redlock.on('error', () => undefined);
+    return {
+      async lock(resource) {
+        const lock: SesameLock = await redlock.acquire([resource], TTL_MS);
+        return async () => {
+          await lock.release();
+        };
+      },
+      async close() {
+        await client.quit();
+      },
+    };
+  },
+};
+
+const redisSemaphore: Contender = {
+  name: 'redis-semaphore 5.8.0 (Mutex)',
+  blocking: true,
+  open([endpoint]) {
+    const client = connect(endpoint as string);
+    return {
+      async lock(resource) {
+        // Library defaults (retryInterval 10 ms); no auto-refresh, as with the others.
+        const mutex = new Mutex(client, resource, {
+          lockTimeout: TTL_MS,
+          acquireTimeout: WAIT_MS,
+          refreshInterval: 0,
+        });
+        await mutex.acquire();
+        return () => mutex.release();
+      },
+      async close() {
+        await client.quit();
+      },
+    };
+  },
+};
+
+export const contenders: readonly Contender[] = [
+  rawFloor,
+  fencekitRedis,
+  fencekitRedlock(1),
+  fencekitRedlock(5),
+  nodeRedlock(1),
+  nodeRedlock(5),
+  sesameRedlock,
+  redisSemaphore,
+];
