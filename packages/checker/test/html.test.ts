@@ -94,6 +94,33 @@ describe('renderHtml in headless Chromium', () => {
     }
   });
 
+  it('draws a window around the first violation of a history too long to draw whole', async () => {
+    const h = new HistoryBuilder();
+    for (let i = 0; i < 20_000; i++) {
+      const start = i * 100;
+      // Section 15 000 starts before its predecessor left: the one overlap.
+      h.section(i % 4, i + 1, i === 15_000 ? start - 50 : start, start + 80);
+    }
+    const result = await runCheckers({ mutex: checkMutex }, h.events);
+    const loaded = await openHtml(browser, renderHtml(result, h.events));
+    try {
+      const { page, problems } = loaded;
+      expect(problems).toEqual([]);
+      expect(await page.locator('rect.hold').count()).toBe(5000);
+      expect(await page.locator('rect.overlap').count()).toBe(1);
+      expect(await page.locator('figure.lanes .note').textContent()).toMatch(
+        /5000 of 20000 critical sections/,
+      );
+      const fences = await page
+        .locator('rect.hold')
+        .evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-fence'))));
+      expect(Math.min(...fences)).toBeLessThan(15_001);
+      expect(Math.max(...fences)).toBeGreaterThan(15_001);
+    } finally {
+      await loaded.close();
+    }
+  });
+
   it('renders an ok result and an unknown one with its error', async () => {
     const okPage = await openHtml(
       browser,

@@ -48,7 +48,13 @@ export function renderLockLanes(
   }
   const clients = [...new Set(resource.map(clientKey).filter((c) => c !== ''))].sort(compareLabels);
   const laneOf = new Map(clients.map((c, i) => [c, i]));
-  const { min, max } = timeRange([...resource.map((e) => e.time), ...faults.map((e) => e.time)]);
+  const byIndex = new Map(resource.map((e) => [e.index, e]));
+  const view = focus(sections, violations, byIndex);
+  const within = (t: number) => view === undefined || (t >= view.from && t <= view.to);
+  const { min, max } =
+    view === undefined
+      ? timeRange([...resource.map((e) => e.time), ...faults.map((e) => e.time)])
+      : { min: view.from, max: view.to };
   const axis = new TimeAxis(min, max, LABEL_W, WIDTH - LABEL_W - 10);
   const faultRow = faults.length > 0 ? 1 : 0;
   const y = (lane: number) => 24 + (lane + faultRow) * LANE_H;
@@ -56,7 +62,14 @@ export function renderLockLanes(
 
   const parts: string[] = [];
   parts.push(axisMarkup(axis, height));
-  if (faultRow) parts.push(nemesisLane(faults, axis, y(-1)));
+  if (faultRow)
+    parts.push(
+      nemesisLane(
+        faults.filter((e) => within(e.time)),
+        axis,
+        y(-1),
+      ),
+    );
   clients.forEach((c, i) => {
     parts.push(
       `<g class="lane" data-client="${esc(c)}"><text class="lane-label" x="4" y="${y(i) + 16}">client ${esc(c)}</text>`,
@@ -65,7 +78,7 @@ export function renderLockLanes(
       `<line class="lane-rule" x1="${LABEL_W}" x2="${WIDTH - 10}" y1="${y(i) + LANE_H - 2}" y2="${y(i) + LANE_H - 2}"/></g>`,
     );
   });
-  const drawn = sections.slice(0, MAX_SECTIONS);
+  const drawn = view === undefined ? sections : sections.slice(view.first, view.first + MAX_SECTIONS);
   for (const s of drawn) {
     const lane = laneOf.get(String(s.client));
     if (lane === undefined) continue;
@@ -77,7 +90,7 @@ export function renderLockLanes(
   }
   let marks = 0;
   for (const e of resource) {
-    if (e.f === 'enter' || e.f === 'leave') continue;
+    if (e.f === 'enter' || e.f === 'leave' || !within(e.time)) continue;
     if (++marks > MAX_MARKS) break;
     const lane = laneOf.get(clientKey(e));
     if (lane === undefined) continue;
@@ -86,8 +99,9 @@ export function renderLockLanes(
       `<circle class="mark ${esc(e.f)}${refused ? ' refused' : ''}" data-index="${e.index}" cx="${axis.x(e.time).toFixed(1)}" cy="${y(lane) + LANE_H / 2 - 1}" r="3.5"><title>${esc(`#${e.index} ${e.f} ${brief(e.value)}`)}</title></circle>`,
     );
   }
-  const byIndex = new Map(resource.map((e) => [e.index, e]));
   for (const v of violations) {
+    const at = violationTime(v.violation as Marked, byIndex);
+    if (at !== undefined && !within(at)) continue;
     const ref = `data-check="${esc(v.check)}" data-violation="${v.row}"`;
     parts.push(violationMarks(v.violation as Marked, ref, byIndex, laneOf, axis, y));
   }
@@ -98,6 +112,41 @@ export function renderLockLanes(
   if (marks > MAX_MARKS) notes.push(`the first ${MAX_MARKS} reads, writes, claims and runs`);
   const note = notes.length === 0 ? '' : `<p class="note">Drawing ${notes.join(' and ')}.</p>`;
   return `<figure class="lanes" data-lanes="${clients.length}">${note}<svg class="timeline" viewBox="0 0 ${WIDTH} ${height}" width="${WIDTH}" height="${height}" xmlns="http://www.w3.org/2000/svg">${parts.join('')}</svg><figcaption>Lanes per client as the resource saw them: bars are critical sections (hatched = never left), dots are reads/writes/claims/runs (hollow = refused), red = violations.</figcaption></figure>`;
+}
+
+/**
+ * For histories too long to draw whole: a window of MAX_SECTIONS sections centred on the first
+ * violation (or the start), so what convicted the run is on screen. Undefined = draw everything.
+ */
+function focus(
+  sections: readonly CriticalSection[],
+  violations: readonly LaneViolation[],
+  byIndex: ReadonlyMap<number, HistoryEvent>,
+): { first: number; from: number; to: number } | undefined {
+  if (sections.length <= MAX_SECTIONS) return undefined;
+  let when = Number.POSITIVE_INFINITY;
+  for (const v of violations) when = Math.min(when, violationTime(v.violation as Marked, byIndex) ?? when);
+  if (!Number.isFinite(when)) when = sections[0]!.start;
+  // Sections come in start order (the sweep's), so the first one starting after `when` is found by bisection.
+  let lo = 0;
+  let hi = sections.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sections[mid]!.start < when) lo = mid + 1;
+    else hi = mid;
+  }
+  const first = Math.max(0, Math.min(lo - MAX_SECTIONS / 2, sections.length - MAX_SECTIONS));
+  const shown = sections.slice(first, first + MAX_SECTIONS);
+  const from = shown[0]!.start;
+  let to = shown[shown.length - 1]!.start;
+  for (const s of shown) if (Number.isFinite(s.end) && s.end > to) to = s.end;
+  return { first, from, to };
+}
+
+function violationTime(v: Marked, byIndex: ReadonlyMap<number, HistoryEvent>): number | undefined {
+  if (typeof v.from === 'number') return v.from;
+  if (typeof v.index === 'number') return byIndex.get(v.index)?.time;
+  return undefined;
 }
 
 function violationMarks(
