@@ -1,15 +1,18 @@
 /**
  * Benchmark of the mutual-exclusion checker on large generated lock histories.
  * Each case runs in a fresh Node process (so peak RSS belongs to that case alone), three times; the
- * table gives medians. Run: `npm run bench:mutex -w @fencekit/checker` (after a build).
+ * table gives medians. `check` times the checker on a history already in memory; `jsonl+check` also
+ * streams it from a history.jsonl file first, as the CLI does. Run: `npm run bench:mutex -w @fencekit/checker` (after a build).
  *
  * A history of N operations here is N critical sections, i.e. 2N resource lines (`enter` + `leave`),
  * by 8 clients taking turns, with one overlap every 10 000 sections so the checker also reports.
  */
 import { execFileSync } from 'node:child_process';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseHistoryJsonl } from '../history/jsonl.js';
+import { formatHistoryEvent, readHistoryJsonl } from '../history/jsonl.js';
 import type { HistoryEvent } from '../history/types.js';
 import { checkMutex } from '../lock/mutex.js';
 
@@ -17,7 +20,7 @@ const RUNS = 3;
 const CLIENTS = 8;
 
 interface Sample {
-  mode: 'check' | 'parse+check';
+  mode: 'check' | 'jsonl+check';
   operations: number;
   lines: number;
   ms: number;
@@ -95,29 +98,38 @@ function generate(sections: number): HistoryEvent[] {
   return events;
 }
 
-function runCase(mode: Sample['mode'], operations: number): Sample {
-  const events = generate(operations);
-  let input: HistoryEvent[] | string = events;
-  if (mode === 'parse+check') input = `${events.map((e) => JSON.stringify(e)).join('\n')}\n`;
-  events.length = mode === 'parse+check' ? 0 : events.length;
+async function runCase(mode: Sample['mode'], operations: number): Promise<Sample> {
+  let events = generate(operations);
+  let file: string | undefined;
+  if (mode === 'jsonl+check') {
+    // What the CLI does: stream history.jsonl from disk into events, then check.
+    file = join(await mkdtemp(join(tmpdir(), 'fencekit-bench-')), 'history.jsonl');
+    await writeFile(file, `${events.map(formatHistoryEvent).join('\n')}\n`);
+    events = [];
+  }
   (globalThis as { gc?: () => void }).gc?.();
-  const rssBefore = process.resourceUsage().maxRSS;
   const cpuStart = process.cpuUsage();
   const start = process.hrtime.bigint();
-  const history = typeof input === 'string' ? parseHistoryJsonl(input, 'bench.jsonl') : input;
+  let history = events;
+  if (file !== undefined) {
+    history = [];
+    for await (const event of readHistoryJsonl(file)) history.push(event);
+  }
   const result = checkMutex(history);
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
   const cpu = process.cpuUsage(cpuStart);
-  return {
+  const sample: Sample = {
     cpuMs: (cpu.user + cpu.system) / 1000,
     mode,
     operations,
     lines: history.length,
     ms,
-    // maxRSS includes the generated input, which a real run would also hold (file text or events).
-    maxRssMiB: Math.max(rssBefore, process.resourceUsage().maxRSS) / 1024,
+    // Peak RSS of the whole process: includes the generated history, which a real run also holds.
+    maxRssMiB: process.resourceUsage().maxRSS / 1024,
     overlaps: result.stats.overlaps,
   };
+  if (file !== undefined) await rm(dirname(file), { recursive: true, force: true });
+  return sample;
 }
 
 function median(xs: number[]): number {
@@ -125,18 +137,18 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)] ?? Number.NaN;
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const [, , mode, ops] = process.argv;
-  if (mode === 'check' || mode === 'parse+check') {
-    process.stdout.write(JSON.stringify(runCase(mode, Number(ops))));
+  if (mode === 'check' || mode === 'jsonl+check') {
+    process.stdout.write(JSON.stringify(await runCase(mode, Number(ops))));
     return;
   }
   const self = fileURLToPath(import.meta.url);
   const cases: [Sample['mode'], number][] = [
     ['check', 100_000],
     ['check', 1_000_000],
-    ['parse+check', 100_000],
-    ['parse+check', 1_000_000],
+    ['jsonl+check', 100_000],
+    ['jsonl+check', 1_000_000],
   ];
   console.log(`mutual-exclusion checker, ${new Date().toISOString().slice(0, 10)}, Node ${process.version}`);
   console.log(
@@ -175,4 +187,4 @@ function main(): void {
   }
 }
 
-main();
+await main();
