@@ -1,6 +1,8 @@
 import { EtcdClient } from '@fencekit/etcd';
-import { deployCluster, preflightCluster } from './cluster-deployment.js';
 import type { BackendFactory } from './types.js';
+
+/** Server start-up code, loaded only by the coordinator: client processes never touch it. */
+const servers = () => import('./cluster-deployment.js');
 
 /**
  * etcd on a 3-node cluster: lease + keep-alive, lock keyed by create revision (the fence), election
@@ -13,8 +15,12 @@ export const etcdBackend: BackendFactory = {
   faults: ['pause-client', 'pause-server', 'kill', 'partition', 'isolate', 'cut-clients', 'latency'],
   defaultTtlMs: 2_000,
   nativeElection: true,
-  preflight: (provider) => preflightCluster('etcd', provider),
-  deploy: ({ provider, signal }) => deployCluster('etcd', 'etcd', 3, provider, signal),
+  async preflight(provider) {
+    await (await servers()).preflightCluster('etcd', provider);
+  },
+  async deploy({ provider, signal }) {
+    return (await servers()).deployCluster('etcd', 'etcd', 3, provider, signal);
+  },
   async connect({ endpoints, namespace }) {
     const client = new EtcdClient({ hosts: endpoints, prefix: namespace });
     return { locks: client, elections: client, close: () => client.close() };

@@ -1,6 +1,8 @@
 import { RedisLockClient } from '@fencekit/redis';
-import { deployCluster, preflightCluster } from './cluster-deployment.js';
 import type { BackendFactory } from './types.js';
+
+/** Server start-up code, loaded only by the coordinator: client processes never touch it. */
+const servers = () => import('./cluster-deployment.js');
 
 /** One Redis: `SET NX PX` + owner token, with a fence counter issued in the same script. */
 export const redisBackend: BackendFactory = {
@@ -10,8 +12,12 @@ export const redisBackend: BackendFactory = {
   faults: ['pause-client', 'pause-server', 'kill', 'cut-clients', 'latency', 'clock-jump', 'clock-drift'],
   defaultTtlMs: 500,
   nativeElection: false,
-  preflight: (provider) => preflightCluster('redis', provider),
-  deploy: ({ provider, signal }) => deployCluster('redis', 'redis', 1, provider, signal),
+  async preflight(provider) {
+    await (await servers()).preflightCluster('redis', provider);
+  },
+  async deploy({ provider, signal }) {
+    return (await servers()).deployCluster('redis', 'redis', 1, provider, signal);
+  },
   async connect({ endpoints, namespace }) {
     const locks = new RedisLockClient({ connection: `redis://${endpoints[0]}`, keyPrefix: `${namespace}:` });
     return { locks, close: () => locks.close() };

@@ -1,6 +1,8 @@
 import { RedlockClient } from '@fencekit/redlock';
-import { deployCluster, preflightCluster } from './cluster-deployment.js';
 import type { BackendFactory } from './types.js';
+
+/** Server start-up code, loaded only by the coordinator: client processes never touch it. */
+const servers = () => import('./cluster-deployment.js');
 
 /** Redlock over five independent Redis masters. No safe fence, so fencing does not apply. */
 export const redlockBackend: BackendFactory = {
@@ -20,8 +22,12 @@ export const redlockBackend: BackendFactory = {
   ],
   defaultTtlMs: 1_000,
   nativeElection: false,
-  preflight: (provider) => preflightCluster('redis-independent', provider),
-  deploy: ({ provider, signal }) => deployCluster('redlock', 'redis-independent', 5, provider, signal),
+  async preflight(provider) {
+    await (await servers()).preflightCluster('redis-independent', provider);
+  },
+  async deploy({ provider, signal }) {
+    return (await servers()).deployCluster('redlock', 'redis-independent', 5, provider, signal);
+  },
   async connect({ endpoints, namespace }) {
     const locks = new RedlockClient({
       nodes: endpoints.map((e) => `redis://${e}`),

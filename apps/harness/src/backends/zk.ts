@@ -1,6 +1,8 @@
 import { ZkElectionClient, ZkLockClient } from '@fencekit/zk';
-import { deployCluster, preflightCluster } from './cluster-deployment.js';
 import type { BackendFactory } from './types.js';
+
+/** Server start-up code, loaded only by the coordinator: client processes never touch it. */
+const servers = () => import('./cluster-deployment.js');
 
 /**
  * ZooKeeper on a 3-node ensemble: ephemeral-sequential lock and election, fence = the lock node's
@@ -24,8 +26,12 @@ export const zkBackend: BackendFactory = {
   ],
   defaultTtlMs: 2_000,
   nativeElection: true,
-  preflight: (provider) => preflightCluster('zookeeper', provider),
-  deploy: ({ provider, signal }) => deployCluster('zk', 'zookeeper', 3, provider, signal),
+  async preflight(provider) {
+    await (await servers()).preflightCluster('zookeeper', provider);
+  },
+  async deploy({ provider, signal }) {
+    return (await servers()).deployCluster('zk', 'zookeeper', 3, provider, signal);
+  },
   async connect({ endpoints, namespace, ttlMs }) {
     const root = `/${namespace.replace(/[^A-Za-z0-9_-]/g, '_')}`;
     const locks = new ZkLockClient({ servers: endpoints, sessionTimeoutMs: Math.max(1_000, ttlMs), root });

@@ -27,6 +27,8 @@ export interface NemesisContext {
   readonly signal: AbortSignal;
   /** Start of the run, on `performance.now()`. */
   readonly startedAt: number;
+  /** Faults started so far, for progress lines. */
+  applied: number;
 }
 
 export interface FaultWindowSummary {
@@ -46,6 +48,7 @@ export async function nemesisOp<T>(
   context.record({ time: nowNs(), process: NEMESIS, type: 'invoke', f, value });
   try {
     const result = await body();
+    if (f === 'start') context.applied++;
     const extra = typeof result === 'object' && result !== null ? (result as Record<string, unknown>) : {};
     context.record({ time: nowNs(), process: NEMESIS, type: 'ok', f, value: { ...value, ...extra } });
     return { ok: true, result };

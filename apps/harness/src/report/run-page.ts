@@ -41,21 +41,20 @@ ${timelineSvg(timeline, marks)}
 ${faultTable(meta)}
 <h2>Run</h2>
 ${runTable(meta, results)}
-<h2>Violations (first ${Math.min(20, marks.length)} of ${Object.values(results.checkers).reduce((n, c) => n + c.violationCount, 0)})</h2>
-<pre id="violations">${esc(
-    JSON.stringify(
-      Object.fromEntries(
-        Object.entries(results.checkers).map(([k, c]) => [
-          k,
-          c.violations.slice(0, 20 / Object.keys(results.checkers).length + 1),
-        ]),
-      ),
-      null,
-      1,
-    ),
-  )}</pre>
+<h2>Violations</h2>
+<pre id="violations">${esc(violationText(results))}</pre>
 <p class="muted">Files: <a href="history.jsonl">history.jsonl</a> · <a href="results.json">results.json</a> · <a href="run.json">run.json</a>. Re-check with <code>fencekit check ${esc(meta.id)}</code>.</p>`;
   return page(`fencekit: ${title} — ${results.verdict}`, body);
+}
+
+function violationText(results: RunResults): string {
+  const parts = Object.entries(results.checkers)
+    .filter(([, c]) => c.violationCount > 0)
+    .map(
+      ([name, c]) =>
+        `${name}: ${c.violationCount} (first ${Math.min(10, c.violations.length)} shown)\n${JSON.stringify(c.violations.slice(0, 10), null, 1)}`,
+    );
+  return parts.length ? parts.join('\n\n') : 'none';
 }
 
 function explain(results: RunResults): string {

@@ -161,7 +161,7 @@ export function plotSvg(
     `<text x="12" y="${(h - bottom) / 2}" transform="rotate(-90 12 ${(h - bottom) / 2})" text-anchor="middle">${esc(options.yLabel)}</text>`,
   );
   series.forEach((s, i) => {
-    out.push(`<text x="${left + 8 + i * 110}" y="12" fill="${s.colour}">■ ${esc(s.name)}</text>`);
+    out.push(`<text x="${left + 8 + i * 110}" y="12" style="fill:${s.colour}">■ ${esc(s.name)}</text>`);
     const barW = Math.max(1, (w - left - 10) / Math.max(1, xMax) - 1);
     for (const p of s.points) {
       if (options.bars) {

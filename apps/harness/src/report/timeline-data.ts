@@ -50,7 +50,8 @@ const END_OPS = new Set(['release', 'resign']);
 
 /** Reads the report's view of a history: spans per client lane, holds, faults and the resource's marks. */
 export function buildTimeline(history: readonly HistoryEvent[], clients: number, cronHoldNs = 0): Timeline {
-  const t0 = history[0]?.time ?? 0;
+  // The run starts with the first client or fault event; the resource's init precedes client start-up.
+  const t0 = history.find((e) => e.process !== 'resource')?.time ?? history[0]?.time ?? 0;
   const t1 = history.at(-1)?.time ?? t0 + 1;
   const laneOf = (p: number) => ((p % clients) + clients) % clients;
   const open = new Map<number, HistoryEvent>();

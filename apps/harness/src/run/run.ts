@@ -47,7 +47,10 @@ export async function runOnce(options: ParsedRunOptions, hooks: RunHooks = {}): 
   const factory = await loadBackend(options.backend);
   const ttlMs = options.ttl ?? factory.defaultTtlMs;
   validateRun(options, factory);
-  const provider: Provider = hooks.deployment?.provider ?? (await resolveProvider(options.provider));
+  // The embedded backend runs no servers, so it has no provider to choose.
+  const provider: Provider =
+    hooks.deployment?.provider ??
+    (factory.name === 'memory' ? 'local' : await resolveProvider(options.provider));
   const progress = hooks.progress ?? ((line: string) => process.stderr.write(`${line}\n`));
   const id = runId(options);
   const dir = resolve(options.out, id);
@@ -145,6 +148,7 @@ export async function runOnce(options: ParsedRunOptions, hooks: RunHooks = {}): 
       startedAt,
       record: (event: UnindexedEvent) => collector.addLocal(event),
       progress: say,
+      applied: 0,
       nextWindow: (timeoutMs, signal) =>
         new Promise((resolveWindow) => {
           const done = (client: ClientHandle | undefined) => {
@@ -162,18 +166,21 @@ export async function runOnce(options: ParsedRunOptions, hooks: RunHooks = {}): 
         }),
     };
     say(`phase=run clients=${options.clients} time=${options.time}ms ttl=${ttlMs}ms`);
-    const ticker = startTicker(collector, startedAt, options.time, () => faultsApplied.length, say);
+    const ticker = startTicker(collector, startedAt, options.time, () => context.applied, say);
     const recoveryTimer = setTimeout(stopFaults, recoveryAtMs);
     try {
       faultsApplied = options.scenario
         ? await runScenario(options.scenario, context, recoveryAtMs)
         : await runSchedule(context, schedule);
       await sleep(startedAt + recoveryAtMs - performance.now(), abort.signal);
+      let endAt = startedAt + options.time;
       if (options.fault.length > 0 || options.scenario) {
         say('phase=recovery final heal');
         await healAll({ ...context, signal: new AbortController().signal });
+        // A slow heal (a ZooKeeper restart) must not eat the recovery phase: keep at least two TTLs of it.
+        endAt = Math.max(endAt, performance.now() + 2 * ttlMs);
       }
-      await sleep(startedAt + options.time - performance.now(), abort.signal);
+      await sleep(endAt - performance.now(), abort.signal);
     } finally {
       clearTimeout(recoveryTimer);
       clearInterval(ticker);

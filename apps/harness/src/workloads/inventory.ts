@@ -15,7 +15,7 @@ export const inventory: Workload = async (ctx) => {
   while (!stopping.aborted) {
     let lease: Lease<Fence | undefined> | undefined;
     const acquired = await recorder.op('acquire', { resource: 'stock' }, async () => {
-      lease = await locks.acquire(key, { ttlMs: config.ttlMs, waitMs: config.opTimeoutMs });
+      lease = await locks.acquire(key, { ttlMs: config.ttlMs, waitMs: config.opTimeoutMs, signal: stopping });
       return ok({ fence: fenceOf(lease) ?? null });
     });
     if (acquired.type !== 'ok' || !lease) {

@@ -13,7 +13,7 @@ export const mutex: Workload = async (ctx) => {
   while (!stopping.aborted) {
     let lease: Lease<Fence | undefined> | undefined;
     const acquired = await recorder.op('acquire', { resource: 'section' }, async () => {
-      lease = await locks.acquire(key, { ttlMs: config.ttlMs, waitMs: config.opTimeoutMs });
+      lease = await locks.acquire(key, { ttlMs: config.ttlMs, waitMs: config.opTimeoutMs, signal: stopping });
       return ok({ fence: fenceOf(lease) ?? null });
     });
     if (acquired.type !== 'ok' || !lease) {

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { memoryBackend } from '../src/backends/memory.js';
+import { faultSchedule, OptionsError, parseDuration, parseRunOptions } from '../src/index.js';
+import { validateRun } from '../src/run/compatibility.js';
+
+describe('run options', () => {
+  it('parses durations and fault lists', () => {
+    expect(parseDuration('60s')).toBe(60_000);
+    expect(parseDuration('1.5m')).toBe(90_000);
+    expect(parseDuration('250ms')).toBe(250);
+    const o = parseRunOptions({
+      backend: 'etcd',
+      workload: 'inventory',
+      fault: 'pause-client,partition',
+      time: '60s',
+    });
+    expect(o.fault).toEqual(['pause-client', 'partition']);
+    expect(o.time).toBe(60_000);
+    expect(o.fencing).toBe(true);
+  });
+
+  it('names an unknown backend, workload or fault and lists the known ones', () => {
+    expect(() => parseRunOptions({ backend: 'consul' as never, workload: 'inventory' })).toThrow(
+      /--backend: unknown backend; known backends: memory, redis, redlock, zk, etcd/,
+    );
+    expect(() => parseRunOptions({ backend: 'redis', workload: 'queue' as never })).toThrow(
+      /unknown workload/,
+    );
+    expect(() =>
+      parseRunOptions({ backend: 'redis', workload: 'mutex', fault: 'pause-client,meteor' }),
+    ).toThrow(/unknown fault "meteor"; known faults: none, partition/);
+    expect(() => parseRunOptions({ backend: 'redis', workload: 'mutex', time: 'soon' })).toThrow(
+      /"soon" is not a duration/,
+    );
+    expect(() => parseRunOptions({ backend: 'redis', workload: 'mutex', clients: 0 })).toThrow(OptionsError);
+  });
+
+  it('refuses combinations that cannot mean anything', () => {
+    const partition = parseRunOptions({ backend: 'memory', workload: 'inventory', fault: 'partition' });
+    expect(() => validateRun(partition, memoryBackend)).toThrow(/fault partition does not apply to memory/);
+    const clock = parseRunOptions({ backend: 'memory', workload: 'inventory', scenario: 'clock-jump' });
+    expect(() => validateRun(clock, memoryBackend)).toThrow(/use --backend redlock/);
+  });
+});
+
+describe('fault schedule', () => {
+  it('replays the same schedule for the same seed, and ends with a recovery phase', () => {
+    const options = { seed: 7, faults: ['pause-client', 'kill'] as const, durationMs: 20_000, ttlMs: 500 };
+    const a = faultSchedule({ ...options, faults: [...options.faults] });
+    const b = faultSchedule({ ...options, faults: [...options.faults] });
+    expect(a).toEqual(b);
+    expect(a.faults.length).toBeGreaterThan(3);
+    const last = a.faults.at(-1)!;
+    expect(last.atMs + last.durationMs).toBeLessThanOrEqual(a.recoveryAtMs);
+    for (const f of a.faults) expect(f.durationMs).toBeGreaterThanOrEqual(750);
+    const other = faultSchedule({ ...options, seed: 8, faults: [...options.faults] });
+    expect(other.faults).not.toEqual(a.faults);
+  });
+});

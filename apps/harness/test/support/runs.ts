@@ -1,0 +1,42 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  parseRunOptions,
+  type RunOptionsInput,
+  type RunResults,
+  type RunSummary,
+  runOnce,
+} from '../../src/index.js';
+
+/** A fresh reports directory per test file. */
+export function reportsDir(): string {
+  return mkdtempSync(join(tmpdir(), 'fencekit-reports-'));
+}
+
+export interface FinishedRun {
+  run: RunSummary;
+  results: RunResults;
+}
+
+/** Runs one configuration quietly (progress kept for the failure message) and reads its results. */
+export async function run(input: RunOptionsInput): Promise<FinishedRun> {
+  const lines: string[] = [];
+  const run = await runOnce(parseRunOptions({ provider: 'local', ...input }), {
+    progress: (line) => lines.push(line),
+  });
+  const results = JSON.parse(readFileSync(join(run.dir, 'results.json'), 'utf8')) as RunResults;
+  return { run, results };
+}
+
+/** A checker's stats, typed loosely for assertions. */
+export function stats(results: RunResults, checker: string): Record<string, unknown> {
+  const c = results.checkers[checker];
+  if (!c) throw new Error(`no ${checker} checker in ${JSON.stringify(Object.keys(results.checkers))}`);
+  return c.stats as Record<string, unknown>;
+}
+
+/** Inventory stats for the single resource ('' key). */
+export function inventoryStats(results: RunResults): Record<string, number> {
+  return (stats(results, 'inventory') as Record<string, Record<string, number>>)['']!;
+}
