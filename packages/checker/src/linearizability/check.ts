@@ -29,7 +29,10 @@ export interface PartitionResult {
   opIds: number[];
   /** ok: a full linearization (op ids in order; ops with unknown outcome that never took effect are absent). */
   linearization?: number[];
-  /** illegal: why, with the longest linearizable prefix the search found. */
+  /**
+   * illegal: why, with the longest linearizable prefix the search found. unknown: the longest partial
+   * linearization found before the budget ran out (its `unplaced` ops are not proven unplaceable).
+   */
   witness?: Witness;
   /** unknown: what ran out. */
   reason?: 'timeout' | 'memory' | 'skipped' | 'error';
@@ -97,6 +100,8 @@ export function checkLinearizable(
   for (const job of jobs) {
     if (job.result.verdict === 'unknown' && job.result.reason === undefined) {
       job.result.reason = state.stop ? 'skipped' : 'timeout';
+      if (job.search !== undefined && job.search.bestDepth > 0)
+        job.result.witness = partialWitness(job, model, job.search);
     }
     release(job);
   }
@@ -182,7 +187,10 @@ function roundRobin(
 function settle(job: Job, model: AnyModel, search: Search, status: SearchStatus): void {
   const { ops } = job.layout;
   if (status === 'out-of-memory') {
-    if (job.result.verdict !== 'illegal') job.result.reason = 'memory';
+    if (job.result.verdict !== 'illegal') {
+      job.result.reason = 'memory';
+      job.result.witness = partialWitness(job, model, search);
+    }
     return;
   }
   if (status === 'ok') {
@@ -201,6 +209,11 @@ function settle(job: Job, model: AnyModel, search: Search, status: SearchStatus)
   }
   job.result.verdict = 'illegal';
   job.result.witness = witness;
+}
+
+/** For an undecided partition: the longest partial linearization found so far, for display. */
+function partialWitness(job: Job, model: AnyModel, search: Search): Witness {
+  return buildWitness(model, job.layout, search.prepared, search.bestPath);
 }
 
 function release(job: Job): void {
