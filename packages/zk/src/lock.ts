@@ -5,6 +5,7 @@ import {
   assertSignal,
   BackendUnavailableError,
   ClientClosedError,
+  DEFAULT_WAIT_MS,
   type GrantedLease,
   IndeterminateError,
   InvalidArgumentError,
@@ -115,20 +116,31 @@ export class ZkLockClient implements LockClient<bigint> {
    * the node is still there (nobody else can have held the lock meanwhile). Throws `LockLostError`
    * otherwise: the session expired, the node is gone, or the lease did not end unsure.
    */
-  async reclaim(lease: ZkLease, options: { ttlMs: number; signal?: AbortSignal }): Promise<ZkLease> {
+  async reclaim(
+    lease: ZkLease,
+    options: { ttlMs: number; waitMs?: number; signal?: AbortSignal },
+  ): Promise<ZkLease> {
     if (!(lease instanceof ZkLease))
       throw new InvalidArgumentError('lease', lease, 'a ZkLease from this client');
     assertPositiveMs('ttlMs', options?.ttlMs);
+    const waitMs = options.waitMs ?? DEFAULT_WAIT_MS;
+    assertPositiveMs('waitMs', waitMs);
     assertSignal('signal', options.signal);
     this.#assertOpen();
     const entry = this.#unsure.take(lease.node);
     if (!entry) throw new LockLostError(lease.resource, 'only a lease that ended unsure can be reclaimed');
+    // A ZooKeeper leader election can take several seconds: wait for the same session up to waitMs.
+    const scope = waitScope(waitMs, options.signal);
     try {
-      await this.session.ready({ signal: options.signal });
+      while (!this.session.connected && this.session.generation === entry.generation) {
+        await this.session.ready({ signal: scope.signal }).catch((error: unknown) => {
+          if (scope.signal.aborted) throw error;
+        });
+      }
       const sentAt = monotonicNow();
       const stat =
         this.session.generation === entry.generation
-          ? await this.session.exists(entry.path, undefined, { signal: options.signal })
+          ? await this.session.exists(entry.path, undefined, { signal: scope.signal })
           : null;
       const reclaimed = stat
         ? this.#grant(lease.resource, entry, lease.fence, sentAt, options.ttlMs)
@@ -137,7 +149,9 @@ export class ZkLockClient implements LockClient<bigint> {
       return reclaimed;
     } catch (error) {
       if (!this.#held.has(entry.path)) this.#abandon(entry);
-      throw this.#translate(error, lease.resource, this.session.sessionTimeoutMs, options.signal, false);
+      throw this.#translate(error, lease.resource, waitMs, options.signal, scope.timedOut);
+    } finally {
+      scope.dispose();
     }
   }
 

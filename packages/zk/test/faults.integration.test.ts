@@ -1,0 +1,177 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { type Cluster, startCluster } from '@fencekit/cluster';
+import { injectCluster } from '@fencekit/cluster/vitest';
+import { isFencekitError, LockLostError, monotonicNow } from '@fencekit/core';
+import { GuardedWriteRefusedError, UNSURE, type ZkLease, ZkLockClient } from '@fencekit/zk';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ResourceLog } from './support/resource-log.js';
+import { stopsServing } from './support/serving.js';
+
+/**
+ * Longer than the servers' syncLimit × tickTime (2 s): a server cut off from its peers must drop its
+ * clients before their sessions can expire on the other side.
+ */
+const sessionTimeoutMs = 4_000;
+const holderScript = fileURLToPath(new URL('./fixtures/holder.mjs', import.meta.url));
+
+const open: { close(): Promise<void> }[] = [];
+function track<T extends { close(): Promise<void> }>(thing: T): T {
+  open.push(thing);
+  return thing;
+}
+afterEach(async () => {
+  await Promise.allSettled(open.splice(0).map((t) => t.close()));
+});
+
+function resourceName(label: string): string {
+  return `faults/${label}/${Math.random().toString(36).slice(2)}`;
+}
+
+async function createDataNode(client: ZkLockClient, path: string): Promise<void> {
+  await client.session.mkdirp(path);
+}
+
+async function readData(client: ZkLockClient, path: string): Promise<string> {
+  const { data } = await client.session.getData(path);
+  return data?.toString() ?? '';
+}
+
+describe('zookeeper under faults', () => {
+  it('a killed holder process frees the lock within the session timeout + 1 s', async () => {
+    const servers = injectCluster('zookeeper').endpoints.join(',');
+    const resource = resourceName('killed-holder');
+    const child = spawn(process.execPath, [holderScript, servers, resource, String(sessionTimeoutMs)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    track({ close: async () => void child.kill('SIGKILL') });
+    const [line] = (await Promise.race([
+      once(child.stdout!, 'data'),
+      new Promise((_, reject) =>
+        setTimeout(() => reject(new Error('holder process never held the lock')), 20_000),
+      ),
+    ])) as [Buffer];
+    const heldFence = BigInt(line.toString().trim().split(' ')[1]!);
+
+    const waiter = track(new ZkLockClient({ servers, sessionTimeoutMs }));
+    const waiting = waiter.acquire(resource, { ttlMs: 10_000, waitMs: sessionTimeoutMs * 4 });
+    await new Promise((r) => setTimeout(r, 300));
+    const killedAt = monotonicNow();
+    child.kill('SIGKILL');
+    const lease = await waiting;
+    const afterMs = monotonicNow() - killedAt;
+    expect(afterMs).toBeLessThan(waiter.session.sessionTimeoutMs + 1_000);
+    expect(lease.fence).toBeGreaterThan(heldFence);
+    await lease.release();
+  });
+
+  describe('on a cluster with fault proxies', () => {
+    let cluster: Cluster;
+    afterEach(async () => {
+      await cluster?.close();
+    });
+
+    async function holderAndWaiter(isolatedIndex: number) {
+      const isolated = cluster.nodes[isolatedIndex]!;
+      const others = cluster.nodes.filter((n) => n !== isolated).map((n) => n.endpoint);
+      // A can reach only the node that will be isolated; B only the others.
+      const a = track(new ZkLockClient({ servers: isolated.endpoint, sessionTimeoutMs }));
+      const b = track(new ZkLockClient({ servers: others.join(','), sessionTimeoutMs }));
+      return { isolated, a, b };
+    }
+
+    for (const fault of ['cutClients', 'partition'] as const) {
+      it(`${fault}: the isolated holder stops before anyone else is granted, and ZooKeeper refuses its write`, async (context) => {
+        cluster = await startCluster({ topology: 'zookeeper', nodes: 3, proxy: true });
+        const { isolated, a, b } = await holderAndWaiter(0);
+        const resource = resourceName(fault);
+        const dataPath = `/fencekit-test/${fault}-${Math.random().toString(36).slice(2)}`;
+        await createDataNode(b, dataPath);
+        const log = new ResourceLog();
+
+        const leaseA = await a.acquire(resource, { ttlMs: 60_000 });
+        leaseA.signal.addEventListener('abort', () => log.record('A', 'stopped'));
+        await a.guardedWrite(leaseA, dataPath, Buffer.from('A1'));
+        log.record('A', 'wrote A1');
+        const waiting = b.acquire(resource, { ttlMs: 60_000, waitMs: sessionTimeoutMs * 6 }).then((lease) => {
+          log.record('B', 'granted');
+          return lease;
+        });
+        waiting.catch(() => {});
+        await new Promise((r) => setTimeout(r, 300));
+
+        if (fault === 'cutClients') {
+          await cluster.faults.cutClients(isolated.id);
+        } else {
+          await cluster.faults.partition({ isolate: isolated.id });
+          // A server cut from its peers stops serving after syncLimit × tickTime (2 s). If it does not,
+          // the partition did not take and there is nothing to measure.
+          if (!(await stopsServing(isolated.directEndpoint, 8_000))) {
+            waiting.catch(() => {});
+            context.skip(
+              `partition({ isolate: ${isolated.id} }) left ${isolated.id} serving: the fault did not take`,
+            );
+          }
+        }
+        log.record('nemesis', fault);
+        const leaseB = await waiting;
+
+        expect(log.at('A', 'stopped'), log.describe()).toBeLessThan(log.at('B', 'granted'));
+        const reason = leaseA.signal.reason as LockLostError;
+        expect(reason).toBeInstanceOf(LockLostError);
+        expect(reason.reason).toBe(UNSURE);
+        expect(leaseB.fence).toBeGreaterThan(leaseA.fence);
+
+        // A comes back believing nothing; ZooKeeper itself refuses its write.
+        await cluster.faults.heal();
+        const refused = await a.guardedWrite(leaseA, dataPath, Buffer.from('A2')).catch((e: unknown) => e);
+        expect(refused).toBeInstanceOf(GuardedWriteRefusedError);
+        expect(isFencekitError(refused, 'stale-fence')).toBe(true);
+        await b.guardedWrite(leaseB, dataPath, Buffer.from('B1'));
+        expect(await readData(b, dataPath)).toBe('B1');
+        await leaseB.release();
+      }, 90_000);
+    }
+
+    it('killing the ZooKeeper leader: a lock held through a surviving server stays held', async () => {
+      cluster = await startCluster({ topology: 'zookeeper', nodes: 3, proxy: true });
+      const leaderId = await cluster.leader();
+      expect(leaderId).toBeDefined();
+      const survivor = cluster.nodes.find((n) => n.id !== leaderId)!;
+      const a = track(new ZkLockClient({ servers: survivor.endpoint, sessionTimeoutMs }));
+      const b = track(new ZkLockClient({ servers: cluster.endpoints.join(','), sessionTimeoutMs }));
+      const resource = resourceName('leader-killed');
+      const dataPath = `/fencekit-test/leader-killed-${Math.random().toString(36).slice(2)}`;
+      await createDataNode(b, dataPath);
+
+      const lease = await a.acquire(resource, { ttlMs: 60_000 });
+      let bGranted = false;
+      const waiting = b.acquire(resource, { ttlMs: 60_000, waitMs: 60_000 }).then((l) => {
+        bGranted = true;
+        return l;
+      });
+      waiting.catch(() => {});
+      await new Promise((r) => setTimeout(r, 300));
+      await cluster.faults.kill(leaderId!);
+
+      // The survivor drops its clients while it elects a new leader: A must stop, unsure…
+      await new Promise<void>((resolve) => {
+        if (lease.signal.aborted) resolve();
+        else lease.signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+      expect((lease.signal.reason as LockLostError).reason).toBe(UNSURE);
+      // …and once its session answers again, the lock is still its own, with the same fence.
+      const reclaimed: ZkLease = await a.reclaim(lease, { ttlMs: 60_000 });
+      expect(reclaimed.fence).toBe(lease.fence);
+      expect(reclaimed.held).toBe(true);
+      await a.guardedWrite(reclaimed, dataPath, Buffer.from('A after failover'));
+      expect(bGranted).toBe(false);
+
+      await reclaimed.release();
+      const leaseB = await waiting;
+      expect(leaseB.fence).toBeGreaterThan(lease.fence);
+      await leaseB.release();
+    }, 90_000);
+  });
+});
