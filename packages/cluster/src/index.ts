@@ -1,3 +1,4 @@
+export { dockerAvailable, serversImageTag } from './docker/engine.js';
 export {
   ClusterClosedError,
   ClusterError,
@@ -7,7 +8,6 @@ export {
   UnknownNodeError,
   UnsupportedFaultError,
 } from './errors.js';
-export { dockerAvailable, serversImageTag } from './docker/engine.js';
 export { DEFAULT_NODES } from './options.js';
 export { startCluster } from './start.js';
 export type {

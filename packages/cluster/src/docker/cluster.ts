@@ -60,6 +60,11 @@ export class DockerCluster implements Cluster {
     return this.dockerNodes;
   }
 
+  /** The cluster's own Docker network. */
+  get networkId(): string {
+    return this.network.id;
+  }
+
   get endpoints(): readonly string[] {
     return this.dockerNodes.map((n) => n.endpoint);
   }

@@ -15,6 +15,8 @@ export const JVM_FLAGS = [
   '-Xms32m',
   '-XX:+UseSerialGC',
   '-XX:TieredStopAtLevel=1',
+  // JDK 17's cgroup v1 metrics throw inside containers here, which kills ZooKeeper's JMX registry at start.
+  '-XX:-UseContainerSupport',
   '-Dzookeeper.cnxTimeout=1000',
   '-Dzookeeper.forceSync=no',
   '-Dzookeeper.admin.enableServer=false',

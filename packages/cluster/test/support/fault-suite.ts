@@ -1,0 +1,188 @@
+import { type Cluster, type ProviderName, startCluster, UnsupportedFaultError } from '@fencekit/cluster';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { etcdClient, redisClient, zookeeperClient } from './clients.js';
+import { alive } from './leftovers.js';
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Each fault shows its effect on a real server, then its heal. */
+export function faultSuite(provider: ProviderName): void {
+  describe('redis behind a fault proxy', () => {
+    let cluster: Cluster;
+    beforeAll(async () => {
+      cluster = await startCluster({ topology: 'redis', proxy: true, provider });
+    });
+    afterAll(() => cluster?.close());
+
+    it('a paused Redis times out a PING and answers after resume', async () => {
+      const redis = redisClient(cluster.endpoints[0]!, { commandTimeout: 500 });
+      try {
+        expect(await redis.ping()).toBe('PONG');
+        await cluster.faults.pause('n1');
+        await expect(redis.ping()).rejects.toThrow(/timed out/i);
+        await cluster.faults.resume('n1');
+        expect(await redis.ping()).toBe('PONG');
+      } finally {
+        redis.disconnect();
+      }
+    });
+
+    it("the proxy's latency shows in measured round trips", async () => {
+      const redis = redisClient(cluster.endpoints[0]!);
+      try {
+        await redis.ping();
+        await cluster.faults.latency('n1', { ms: 100 }); // each way
+        const started = performance.now();
+        await redis.ping();
+        expect(performance.now() - started).toBeGreaterThanOrEqual(199);
+        await cluster.faults.heal();
+      } finally {
+        redis.disconnect();
+      }
+    });
+
+    it('cutClients holds requests until heal, then they complete', async () => {
+      const impatient = redisClient(cluster.endpoints[0]!, { commandTimeout: 500 });
+      const patient = redisClient(cluster.endpoints[0]!, { commandTimeout: 10_000 });
+      try {
+        await patient.ping();
+        await cluster.faults.cutClients('n1');
+        await expect(impatient.ping()).rejects.toThrow(/timed out/i);
+        const held = patient.set('held', 'yes');
+        await pause(300);
+        await cluster.faults.heal();
+        expect(await held).toBe('OK');
+        expect(await patient.get('held')).toBe('yes');
+      } finally {
+        impatient.disconnect();
+        patient.disconnect();
+      }
+    });
+
+    it('a reset_peer toxic resets connections; heal lets new ones through', async () => {
+      await cluster.faults.toxic('n1', { type: 'reset_peer', timeoutMs: 0 });
+      const redis = redisClient(cluster.endpoints[0]!, { commandTimeout: 1000 });
+      try {
+        await expect(redis.connect()).rejects.toThrow();
+      } finally {
+        redis.disconnect();
+      }
+      await cluster.faults.heal();
+      const again = redisClient(cluster.endpoints[0]!);
+      try {
+        expect(await again.ping()).toBe('PONG');
+      } finally {
+        again.disconnect();
+      }
+    });
+
+    it('a +30 s clock jump takes 30 s off a PX 60000 key; a jump past its TTL expires it', async () => {
+      const redis = redisClient(cluster.endpoints[0]!);
+      try {
+        await redis.set('lease', 'holder', 'PX', 60_000);
+        await cluster.faults.clock('n1', { offsetMs: 30_000 });
+        const left = await redis.pttl('lease');
+        expect(left).toBeGreaterThan(0);
+        expect(left).toBeLessThanOrEqual(30_000);
+        await cluster.faults.clock('n1', { offsetMs: 60_001 });
+        expect(await redis.get('lease')).toBeNull();
+        await cluster.faults.heal();
+        await redis.set('after', '1', 'PX', 60_000);
+        expect(await redis.pttl('after')).toBeGreaterThan(59_000);
+      } finally {
+        redis.disconnect();
+      }
+    });
+
+    it('kill -9 then restart keeps the endpoint; the restarted (empty) server serves', async () => {
+      const redis = redisClient(cluster.endpoints[0]!);
+      try {
+        await redis.set('before-kill', '1');
+        const pid = cluster.nodes[0]!.pid;
+        await cluster.faults.kill('n1');
+        if (pid !== undefined) expect(alive(pid)).toBe(false);
+        await cluster.faults.restart('n1');
+        expect(await redis.ping()).toBe('PONG');
+        expect(await redis.get('before-kill')).toBeNull(); // no persistence: a restart loses the data
+      } finally {
+        redis.disconnect();
+      }
+    });
+  });
+
+  describe('etcd, 3 members', () => {
+    let cluster: Cluster;
+    beforeAll(async () => {
+      cluster = await startCluster({ topology: 'etcd', nodes: 3, provider });
+    });
+    afterAll(() => cluster?.close());
+
+    it('an isolated leader is replaced, and linearizable reads through it fail until heal', async () => {
+      const leader = await cluster.leader();
+      expect(leader).toBeDefined();
+      const index = cluster.nodes.findIndex((n) => n.id === leader);
+      const viaOld = etcdClient([cluster.endpoints[index]!], 1500);
+      const viaOthers = etcdClient(cluster.endpoints.filter((_, i) => i !== index));
+      try {
+        await viaOld.put('k').value('before');
+        await cluster.faults.partition({ isolate: leader! });
+        let replaced: string | undefined;
+        for (let i = 0; i < 50 && (replaced === undefined || replaced === leader); i++) {
+          await pause(200);
+          replaced = await cluster.leader();
+        }
+        expect(replaced).toBeDefined();
+        expect(replaced).not.toBe(leader);
+        await viaOthers.put('k').value('after');
+        await expect(viaOld.get('k').string()).rejects.toThrow();
+        await cluster.faults.heal();
+        let value: string | null = null;
+        for (let i = 0; i < 50 && value !== 'after'; i++) {
+          value = await viaOld
+            .get('k')
+            .string()
+            .catch(() => null);
+          if (value !== 'after') await pause(200);
+        }
+        expect(value).toBe('after');
+      } finally {
+        viaOld.close();
+        viaOthers.close();
+      }
+    });
+
+    it('clock faults on etcd are reported as unsupported', async () => {
+      await expect(cluster.faults.clock('n1', { offsetMs: 30_000 })).rejects.toBeInstanceOf(
+        UnsupportedFaultError,
+      );
+    });
+  });
+
+  describe('zookeeper, 3 members', () => {
+    let cluster: Cluster;
+    beforeAll(async () => {
+      cluster = await startCluster({ topology: 'zookeeper', nodes: 3, provider });
+    });
+    afterAll(() => cluster?.close());
+
+    it('a killed follower rejoins the ensemble and serves what was written meanwhile', async () => {
+      const leader = await cluster.leader();
+      const follower = cluster.nodes.find((n) => n.id !== leader)!;
+      const others = cluster.nodes.filter((n) => n.id !== follower.id).map((n) => n.endpoint);
+      await cluster.faults.kill(follower.id);
+      const zk = await zookeeperClient(others);
+      try {
+        await zk.create('/while-down', 'written');
+      } finally {
+        zk.close();
+      }
+      await cluster.faults.restart(follower.id);
+      const direct = await zookeeperClient([follower.endpoint]);
+      try {
+        expect(await direct.get('/while-down')).toBe('written');
+      } finally {
+        direct.close();
+      }
+    });
+  });
+}

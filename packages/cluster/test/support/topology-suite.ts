@@ -1,0 +1,81 @@
+import { type ProviderName, startCluster } from '@fencekit/cluster';
+import { expect, it } from 'vitest';
+import { etcdClient, redisClient, zookeeperClient } from './clients.js';
+import { footprint, leftovers } from './leftovers.js';
+
+/** Each topology starts, serves a real client op, and tears down leaving no process, dir, container or network. */
+export function topologySuite(provider: ProviderName): void {
+  it('redis (1 node) serves SET/GET', async () => {
+    const cluster = await startCluster({ topology: 'redis', provider });
+    const print = footprint(cluster);
+    try {
+      expect(cluster.endpoints).toHaveLength(1);
+      const redis = redisClient(cluster.endpoints[0]!);
+      try {
+        await redis.set('k', 'v');
+        expect(await redis.get('k')).toBe('v');
+      } finally {
+        redis.disconnect();
+      }
+    } finally {
+      await cluster.close();
+      await cluster.close(); // idempotent
+    }
+    expect(leftovers(print)).toEqual([]);
+  });
+
+  it('redis-independent (5 masters) are separate servers', async () => {
+    const cluster = await startCluster({ topology: 'redis-independent', provider });
+    const print = footprint(cluster);
+    try {
+      expect(new Set(cluster.endpoints).size).toBe(5);
+      const clients = cluster.endpoints.map((e) => redisClient(e));
+      try {
+        await clients[0]!.set('only-on-n1', '1');
+        expect(await clients[0]!.get('only-on-n1')).toBe('1');
+        expect(await clients[1]!.get('only-on-n1')).toBeNull();
+      } finally {
+        for (const c of clients) c.disconnect();
+      }
+    } finally {
+      await cluster.close();
+    }
+    expect(leftovers(print)).toEqual([]);
+  });
+
+  it.each([1, 3])('etcd (%i nodes) has a leader and serves put/get', async (nodes) => {
+    const cluster = await startCluster({ topology: 'etcd', nodes, provider });
+    const print = footprint(cluster);
+    try {
+      expect(await cluster.leader()).toMatch(/^n\d$/);
+      const etcd = etcdClient(cluster.endpoints);
+      try {
+        await etcd.put('k').value('v');
+        expect(await etcd.get('k').string()).toBe('v');
+      } finally {
+        etcd.close();
+      }
+    } finally {
+      await cluster.close();
+    }
+    expect(leftovers(print)).toEqual([]);
+  });
+
+  it.each([1, 3])('zookeeper (%i nodes) has a leader and serves create/get', async (nodes) => {
+    const cluster = await startCluster({ topology: 'zookeeper', nodes, provider });
+    const print = footprint(cluster);
+    try {
+      expect(await cluster.leader()).toMatch(/^n\d$/);
+      const zk = await zookeeperClient(cluster.endpoints);
+      try {
+        await zk.create('/fencekit', 'v');
+        expect(await zk.get('/fencekit')).toBe('v');
+      } finally {
+        zk.close();
+      }
+    } finally {
+      await cluster.close();
+    }
+    expect(leftovers(print)).toEqual([]);
+  });
+}
