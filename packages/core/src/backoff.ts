@@ -61,8 +61,11 @@ export class Backoff {
   async wait(signal?: AbortSignal, deadline = Number.POSITIVE_INFINITY): Promise<boolean> {
     const remaining = deadline - monotonicNow();
     if (remaining <= 0) return false;
-    await sleep(Math.min(this.next(), remaining), signal);
-    return monotonicNow() < deadline;
+    const delay = this.next();
+    // Decided before sleeping: a timer may fire a hair early against performance.now().
+    const reachesDeadline = delay >= remaining;
+    await sleep(reachesDeadline ? remaining : delay, signal);
+    return !reachesDeadline && monotonicNow() < deadline;
   }
 }
 

@@ -51,7 +51,7 @@ export {
   type FencedResourceOptions,
   MemoryFencedResource,
 } from './fenced-resource.js';
-export { type GrantedLease, type LeaseOperations, ManagedLease } from './lease.js';
+export { freshLease, type GrantedLease, type LeaseOperations, ManagedLease } from './lease.js';
 export {
   createMemoryElectionClient,
   defaultMemoryElectionHub,

@@ -157,3 +157,18 @@ export class ManagedLease<F extends Fence | undefined> implements Lease<F> {
     this.#onEnd?.();
   }
 }
+
+/**
+ * Hands `lease` out only if it is still valid. A grant whose validity was used up on the way back
+ * (a slow answer, a long queue, a tiny TTL) is given back (best effort) and reported as
+ * `LockLostError`, so callers never receive a lease that is already over.
+ */
+export async function freshLease<L extends ManagedLease<Fence | undefined>>(lease: L): Promise<L> {
+  if (lease.held) return lease;
+  try {
+    await lease.release();
+  } catch {
+    // The grant lapses on its own; the caller only needs to know it was never usable.
+  }
+  throw new LockLostError(lease.resource, 'the grant arrived after its validity had passed');
+}

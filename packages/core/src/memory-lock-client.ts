@@ -8,7 +8,7 @@ import {
   LockTimeoutError,
   NotLockHolderError,
 } from './errors.js';
-import { ManagedLease } from './lease.js';
+import { freshLease, ManagedLease } from './lease.js';
 import { type MemoryGrant, MemoryLockServer } from './memory-lock-server.js';
 import { normalizeAcquire, normalizeTryAcquire } from './validate.js';
 
@@ -57,9 +57,9 @@ export class MemoryLockClient implements LockClient<bigint> {
     const owner = newOwner();
     const sentAt = monotonicNow();
     const grant = this.#server.tryGrant(request.resource, owner, ttlMs);
-    if (grant) return this.#lease(request.resource, grant, sentAt, ttlMs);
+    if (grant) return freshLease(this.#lease(request.resource, grant, sentAt, ttlMs));
 
-    return new Promise<Lease<bigint>>((resolve, reject) => {
+    const granted = await new Promise<ManagedLease<bigint>>((resolve, reject) => {
       // A grant may come synchronously inside `enqueue` below, so everything `finish` touches is
       // declared (or hoisted) before it, and nothing is armed for a waiter already granted.
       let timer: NodeJS.Timeout | undefined;
@@ -89,6 +89,7 @@ export class MemoryLockClient implements LockClient<bigint> {
       signal?.addEventListener('abort', onAbort, { once: true });
       this.#waiters.add(stop);
     });
+    return freshLease(granted);
   }
 
   async tryAcquire(resource: string, options: TryAcquireOptions): Promise<Lease<bigint> | null> {
@@ -99,7 +100,7 @@ export class MemoryLockClient implements LockClient<bigint> {
     const owner = newOwner();
     const sentAt = monotonicNow();
     const grant = this.#server.tryGrant(request.resource, owner, request.ttlMs);
-    return grant ? this.#lease(request.resource, grant, sentAt, request.ttlMs) : null;
+    return grant ? freshLease(this.#lease(request.resource, grant, sentAt, request.ttlMs)) : null;
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,10 @@
-import { createMemoryLockClient, MemoryLockServer, type MemoryReleaseOutcome } from '@fencekit/core';
+import {
+  createMemoryLockClient,
+  type LockClient,
+  MemoryLockServer,
+  type MemoryReleaseOutcome,
+  sleep,
+} from '@fencekit/core';
 import { runLockCheck } from '@fencekit/core/testing';
 import { describe, expect, it } from 'vitest';
 
@@ -15,6 +21,22 @@ class FrozenFenceServer extends MemoryLockServer {
     const grant = super.tryGrant(resource, owner, ttlMs);
     return grant && { ...grant, fence: 1n };
   }
+}
+
+/** Hands leases out after a 5 ms delay without checking they are still valid. */
+function slowReturnClient(server: MemoryLockServer): LockClient<bigint> {
+  const inner = createMemoryLockClient({ server });
+  const late = async <T>(value: T): Promise<T> => {
+    await sleep(5);
+    return value;
+  };
+  return {
+    backend: 'slow-return',
+    capabilities: inner.capabilities,
+    acquire: (resource, options) => inner.acquire(resource, options).then(late),
+    tryAcquire: (resource, options) => inner.tryAcquire(resource, options).then(late),
+    close: () => inner.close(),
+  };
 }
 
 const options = (server: MemoryLockServer) => ({
@@ -37,6 +59,14 @@ describe('the conformance suite catches broken clients', () => {
     await expect(runLockCheck('fences-increase', options(new FrozenFenceServer()))).rejects.toThrow(
       /not strictly increasing/,
     );
+  });
+
+  it('fails a client that hands out a lease whose validity is already gone', async () => {
+    await expect(
+      runLockCheck('expired-grant-never-handed-out', {
+        createClient: async () => slowReturnClient(new MemoryLockServer()),
+      }),
+    ).rejects.toThrow(/handed out a lease .* past its validUntil/);
   });
 
   it('names the known checks when asked for an unknown one', () => {

@@ -191,6 +191,46 @@ export const safetyChecks: readonly LockCheck[] = [
     },
   },
   {
+    id: 'expired-grant-never-handed-out',
+    title: 'a grant whose validity is gone on return is never handed out (1 ms TTL)',
+    async run(context) {
+      const [client, probe] = [await context.client(), await context.client()];
+      const resource = context.resource('tiny-ttl');
+      for (let round = 0; round < 6; round++) {
+        let lease: Lease<bigint | undefined> | null = null;
+        let failure: unknown;
+        try {
+          lease =
+            round % 2 === 0
+              ? await client.acquire(resource, { ttlMs: 1, waitMs: context.scaled(5_000) })
+              : await client.tryAcquire(resource, { ttlMs: 1 });
+        } catch (error) {
+          failure = error;
+        }
+        const answeredAt = monotonicNow();
+        if (lease) {
+          assert.ok(
+            lease.validUntil > answeredAt,
+            `round ${round}: handed out a lease ${(answeredAt - lease.validUntil).toFixed(2)} ms past its validUntil`,
+          );
+          await lease.release().catch(() => {});
+        } else if (failure !== undefined) {
+          // Refusing a TTL this small (invalid-argument) or reporting the lapsed grant (lost) are both fine.
+          assert.ok(
+            typeof (failure as { code?: unknown }).code === 'string',
+            `round ${round}: failed with a non-fencekit error: ${String(failure)}`,
+          );
+        }
+        // Whatever happened, nothing may stay granted: the lock is free again within moments.
+        const next = await probe.acquire(resource, {
+          ttlMs: context.scaled(5_000),
+          waitMs: context.scaled(5_000),
+        });
+        await next.release();
+      }
+    },
+  },
+  {
     id: 'validity-window',
     // The request is sent somewhere between the call and its answer, so the observable bound on
     // "validity counted from when the request was sent" is: answer time < validUntil ≤ answer time + ttl.
