@@ -12,7 +12,8 @@ export async function forkReady(
   timeoutMs: number,
   onMessage?: (message: Record<string, unknown>) => void,
 ): Promise<ChildProcess> {
-  const child = fork(entryPoint(name), args, { stdio: ['ignore', 'inherit', 'pipe', 'ipc'] });
+  // execArgv: [] so a child is a plain node process, whatever loader flags the parent (Vitest) runs with.
+  const child = fork(entryPoint(name), args, { stdio: ['ignore', 'inherit', 'pipe', 'ipc'], execArgv: [] });
   let stderr = '';
   child.stderr?.setEncoding('utf8');
   child.stderr?.on('data', (chunk: string) => {
