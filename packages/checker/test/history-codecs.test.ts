@@ -206,3 +206,37 @@ describe('pairing', () => {
     );
   });
 });
+
+describe('loading files', () => {
+  it('streams a JSONL file into operations', async () => {
+    const { mkdtemp, writeFile, rm } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { loadOperations } = await import('../src/history/index.js');
+    const dir = await mkdtemp(join(tmpdir(), 'fencekit-history-'));
+    try {
+      const path = join(dir, 'history.jsonl');
+      await writeFile(path, `${formatHistoryEvent(acquire)}\n${formatHistoryEvent(granted)}\n`);
+      const ops = await loadOperations(path);
+      expect(ops).toEqual([
+        {
+          id: 0,
+          process: 3,
+          f: 'acquire',
+          input: null,
+          output: { fence: '41' },
+          call: 123456789,
+          ret: 123999000,
+          status: 'ok',
+        },
+      ]);
+      await writeFile(path, `${formatHistoryEvent(acquire)}\nnot json\n`);
+      await expect(loadOperations(path)).rejects.toThrow(
+        /history\.jsonl:2: expected one JSON object per line/,
+      );
+      await expect(loadOperations(join(dir, 'history.xml'))).rejects.toThrow(HistoryShapeError);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -9,6 +9,6 @@ export {
   toHistoryEvent,
 } from './jsonl.js';
 export { formatFromPath, type HistoryFormat, loadOperations, parseOperations } from './load.js';
-export { type PairingOptions, pairOperations } from './pairing.js';
+export { OperationPairer, type PairingOptions, pairOperations, pairOperationsAsync } from './pairing.js';
 export { parsePorcupineLog } from './porcupine-log.js';
 export type { HistoryEvent, Operation, OpType, ProcessId, Verdict } from './types.js';

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { HistoryShapeError } from './errors.js';
 import { parseJepsenEdn } from './jepsen-edn.js';
-import { parseHistoryJsonl } from './jsonl.js';
-import { pairOperations } from './pairing.js';
+import { parseHistoryJsonl, readHistoryJsonl } from './jsonl.js';
+import { pairOperations, pairOperationsAsync } from './pairing.js';
 import { parsePorcupineLog } from './porcupine-log.js';
 import type { Operation } from './types.js';
 
@@ -32,9 +32,13 @@ export function parseOperations(text: string, format: HistoryFormat, file = '<in
   }
 }
 
-/** Reads and pairs a history file; the format defaults to the one its extension names. */
+/**
+ * Reads and pairs a history file; the format defaults to the one its extension names. JSONL is
+ * streamed line by line, so only the operations are held in memory, not the text.
+ */
 export async function loadOperations(path: string, format?: HistoryFormat): Promise<Operation[]> {
   const chosen = format ?? formatFromPath(path);
+  if (chosen === 'jsonl') return pairOperationsAsync(readHistoryJsonl(path));
   if (chosen === undefined) {
     throw new HistoryShapeError(
       path,

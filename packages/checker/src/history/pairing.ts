@@ -20,15 +20,38 @@ export interface PairingOptions {
  * a completion whose `f` differs from its invoke.
  */
 export function pairOperations(events: Iterable<HistoryEvent>, options: PairingOptions = {}): Operation[] {
-  const keepFailed = options.failed === 'keep';
-  const byIndex = options.clock === 'index';
-  const open = new Map<ProcessId, Operation>();
-  const ops: Operation[] = [];
-  for (const e of events) {
-    if (e.process === 'nemesis') continue;
-    const at = byIndex ? e.index : e.time;
+  const pairer = new OperationPairer(options);
+  for (const e of events) pairer.add(e);
+  return pairer.finish();
+}
+
+/** `pairOperations` over a stream (e.g. `readHistoryJsonl`), holding only the operations in memory. */
+export async function pairOperationsAsync(
+  events: AsyncIterable<HistoryEvent>,
+  options: PairingOptions = {},
+): Promise<Operation[]> {
+  const pairer = new OperationPairer(options);
+  for await (const e of events) pairer.add(e);
+  return pairer.finish();
+}
+
+/** Incremental pairing: feed events in history order with `add`, then take the operations with `finish`. */
+export class OperationPairer {
+  readonly #keepFailed: boolean;
+  readonly #byIndex: boolean;
+  readonly #open = new Map<ProcessId, Operation>();
+  readonly #ops: Operation[] = [];
+
+  constructor(options: PairingOptions = {}) {
+    this.#keepFailed = options.failed === 'keep';
+    this.#byIndex = options.clock === 'index';
+  }
+
+  add(e: HistoryEvent): void {
+    if (e.process === 'nemesis') return;
+    const at = this.#byIndex ? e.index : e.time;
     if (e.type === 'invoke') {
-      const pending = open.get(e.process);
+      const pending = this.#open.get(e.process);
       if (pending !== undefined) {
         throw new HistoryShapeError(
           `event ${e.index}`,
@@ -36,7 +59,7 @@ export function pairOperations(events: Iterable<HistoryEvent>, options: PairingO
         );
       }
       const op: Operation = {
-        id: ops.length,
+        id: this.#ops.length,
         process: e.process,
         f: e.f,
         input: e.value,
@@ -46,14 +69,14 @@ export function pairOperations(events: Iterable<HistoryEvent>, options: PairingO
         status: 'info',
       };
       if (e.key !== undefined) op.key = e.key;
-      ops.push(op);
-      open.set(e.process, op);
-      continue;
+      this.#ops.push(op);
+      this.#open.set(e.process, op);
+      return;
     }
-    const op = open.get(e.process);
+    const op = this.#open.get(e.process);
     if (op === undefined) {
       // Jepsen writes `info` for processes that crashed without a recorded invoke (e.g. on teardown).
-      if (e.type === 'info') continue;
+      if (e.type === 'info') return;
       throw new HistoryShapeError(
         `event ${e.index}`,
         `:${e.type} :${e.f} by process ${String(e.process)} has no open invoke`,
@@ -65,17 +88,18 @@ export function pairOperations(events: Iterable<HistoryEvent>, options: PairingO
         `:${e.type} :${e.f} completes process ${String(e.process)}'s :${op.f}`,
       );
     }
-    open.delete(e.process);
-    if (e.type === 'info') {
-      op.output = e.value; // kept for display; the outcome stays unknown
-      continue;
-    }
-    op.output = e.value;
+    this.#open.delete(e.process);
+    op.output = e.value; // for info: kept for display, the outcome stays unknown
+    if (e.type === 'info') return;
     op.ret = at;
     op.status = e.type;
     if (op.key === undefined && e.key !== undefined) op.key = e.key;
   }
-  const kept = keepFailed ? ops : ops.filter((op) => op.status !== 'fail');
-  for (let i = 0; i < kept.length; i++) (kept[i] as Operation).id = i;
-  return kept;
+
+  /** The operations, ids renumbered 0…n-1 in invocation order (failed ones dropped unless kept). */
+  finish(): Operation[] {
+    const kept = this.#keepFailed ? this.#ops : this.#ops.filter((op) => op.status !== 'fail');
+    for (let i = 0; i < kept.length; i++) (kept[i] as Operation).id = i;
+    return kept;
+  }
 }
