@@ -123,7 +123,7 @@ export function checkInventory(
     if (wrote < 0) violations.push({ kind: 'oversell', message: `stock went to ${wrote}`, ...at });
   }
 
-  countSales(history, (key) => ledgerOf(key, -1).stock);
+  countSales(history, (key, index) => ledgerOf(key, index).stock);
   for (const [key, ledger] of ledgers) {
     const s = ledger.stock;
     s.final = ledger.current;
@@ -158,7 +158,10 @@ function fenceField(value: { fence?: unknown }): { fence?: string } {
 }
 
 /** Pairs each client's `buy` invoke with its completion; an invoke never completed is in doubt. */
-function countSales(history: readonly HistoryEvent[], statsOf: (key: string) => InventoryStats): void {
+function countSales(
+  history: readonly HistoryEvent[],
+  statsOf: (key: string, index: number) => InventoryStats,
+): void {
   const pending = new Map<ProcessId, HistoryEvent>();
   for (const event of history) {
     if (event.f !== SALE_F || event.process === RESOURCE_PROCESS) continue;
@@ -180,14 +183,14 @@ function countSales(history: readonly HistoryEvent[], statsOf: (key: string) => 
       );
     }
     pending.delete(event.process);
-    const stats = statsOf(invoke.key ?? event.key ?? '');
+    const stats = statsOf(invoke.key ?? event.key ?? '', invoke.index);
     stats.sales++;
     if (event.type === 'ok') stats.acknowledged++;
     else if (event.type === 'fail') stats.failed++;
     else stats.indeterminate++;
   }
   for (const invoke of pending.values()) {
-    const stats = statsOf(invoke.key ?? '');
+    const stats = statsOf(invoke.key ?? '', invoke.index);
     stats.sales++;
     stats.indeterminate++;
   }

@@ -1,8 +1,8 @@
 import type { HistoryEvent } from '../history/types.js';
 import type { CheckResult } from '../verdict.js';
 import { LockHistoryError } from './errors.js';
-import type { ClientId } from './events.js';
-import { acceptedOf, clientOf, forEachResourceEvent, resourceKey } from './resource-log.js';
+import { type ClientId, type EnterEvent, type LeaveEvent, RESOURCE_PROCESS } from './events.js';
+import { acceptedOf, clientOf } from './resource-log.js';
 
 /** A critical section as timed by the resource: from an accepted `enter` to the holder's `leave`. */
 export interface CriticalSection {
@@ -47,8 +47,6 @@ export interface MutexCheckOptions {
 
 export type MutexResult = CheckResult<Overlap, MutexStats>;
 
-const KINDS: ReadonlySet<'enter' | 'leave'> = new Set(['enter', 'leave']);
-
 /**
  * Every critical section of a lock history and every pair of them that overlaps, in one sweep over the
  * resource's events in time order: O(n log n) for the sort (skipped when already ordered) plus O(n + k)
@@ -56,87 +54,9 @@ const KINDS: ReadonlySet<'enter' | 'leave'> = new Set(['enter', 'leave']);
  */
 export function criticalSections(
   history: Iterable<HistoryEvent>,
-  onOverlap: (first: CriticalSection, second: CriticalSection) => void = () => {},
-): { sections: CriticalSection[]; stats: MutexStats } {
-  const sections: CriticalSection[] = [];
-  const stats = sweep(history, onOverlap, (s) => sections.push(s));
-  return { sections, stats };
-}
-
-function sweep(
-  history: Iterable<HistoryEvent>,
-  onOverlap: (first: CriticalSection, second: CriticalSection) => void,
-  onSection?: (section: CriticalSection) => void,
-): MutexStats {
-  const inside = new Map<string, Map<ClientId, CriticalSection>>();
-  const stats: MutexStats = {
-    sections: 0,
-    overlaps: 0,
-    refused: 0,
-    open: 0,
-    unmatchedLeaves: 0,
-    reentries: 0,
-    resources: 0,
-  };
-  // One resource is the common case: keep its holders at hand instead of a map lookup per event.
-  let lastKey: string | undefined;
-  let holders = new Map<ClientId, CriticalSection>();
-
-  forEachResourceEvent(history, KINDS, (event) => {
-    const key = resourceKey(event);
-    const client = clientOf(event);
-    if (key !== lastKey) {
-      let found = inside.get(key);
-      if (found === undefined) {
-        found = new Map();
-        inside.set(key, found);
-      }
-      holders = found;
-      lastKey = key;
-    }
-    if (event.f === 'enter') {
-      if (!acceptedOf(event)) {
-        stats.refused++;
-        return;
-      }
-      if (holders.has(client)) {
-        stats.reentries++;
-        return;
-      }
-      const fence = event.value.fence;
-      // Every field is set here, in one order, so all sections share one hidden class.
-      const section: CriticalSection = {
-        key,
-        client,
-        fence: fence === undefined || fence === null ? undefined : String(fence),
-        start: event.time,
-        end: Number.POSITIVE_INFINITY,
-        startIndex: event.index,
-        endIndex: undefined,
-      };
-      if (holders.size > 0) {
-        for (const other of holders.values()) {
-          stats.overlaps++;
-          onOverlap(other, section);
-        }
-      }
-      holders.set(client, section);
-      stats.sections++;
-      onSection?.(section);
-    } else {
-      const section = holders.get(client);
-      if (section === undefined) {
-        stats.unmatchedLeaves++;
-        return;
-      }
-      section.end = event.time;
-      section.endIndex = event.index;
-      holders.delete(client);
-    }
-  });
-  for (const open of inside.values()) stats.open += open.size;
-  stats.resources = inside.size;
-  return stats;
+  maxPairs = 0,
+): { sections: CriticalSection[]; pairs: [CriticalSection, CriticalSection][]; stats: MutexStats } {
+  return sweepHistory(history, true, maxPairs);
 }
 
 /**
@@ -148,10 +68,7 @@ export function checkMutex(history: Iterable<HistoryEvent>, options: MutexCheckO
   if (!Number.isInteger(max) || max < 0) {
     throw new LockHistoryError(undefined, 'maxViolations to be a non-negative integer', max);
   }
-  const pairs: [CriticalSection, CriticalSection][] = [];
-  const stats = sweep(history, (first, second) => {
-    if (pairs.length < max) pairs.push([first, second]);
-  });
+  const { pairs, stats } = sweepHistory(history, false, max);
   // Ends are known only after the sweep, so the overlap windows are computed here.
   const violations = pairs.map(
     ([first, second]): Overlap => ({
@@ -164,4 +81,134 @@ export function checkMutex(history: Iterable<HistoryEvent>, options: MutexCheckO
     }),
   );
   return { verdict: stats.overlaps > 0 ? 'illegal' : 'ok', violations, stats };
+}
+
+/**
+ * Sweeps the history in one pass when it is already in the resource's order (harness histories are
+ * written that way), checking the order as it goes; at the first line out of order it starts again on
+ * a sorted copy. This is the hot path for million-operation histories, so it avoids callbacks and
+ * per-event allocation other than the sections themselves.
+ */
+function sweepHistory(history: Iterable<HistoryEvent>, keepSections: boolean, maxPairs: number) {
+  const all = Array.isArray(history) ? (history as readonly HistoryEvent[]) : [...history];
+  const inOrder = new SectionSweep(keepSections, maxPairs);
+  if (inOrder.run(all, true)) return inOrder.finish();
+  const picked = all.filter(isSectionEvent);
+  picked.sort((a, b) => a.time - b.time || a.index - b.index);
+  const sorted = new SectionSweep(keepSections, maxPairs);
+  sorted.run(picked, false);
+  return sorted.finish();
+}
+
+function isSectionEvent(event: HistoryEvent): boolean {
+  return event.process === RESOURCE_PROCESS && (event.f === 'enter' || event.f === 'leave');
+}
+
+class SectionSweep {
+  readonly sections: CriticalSection[] = [];
+  readonly pairs: [CriticalSection, CriticalSection][] = [];
+  readonly stats: MutexStats = {
+    sections: 0,
+    overlaps: 0,
+    refused: 0,
+    open: 0,
+    unmatchedLeaves: 0,
+    reentries: 0,
+    resources: 0,
+  };
+  readonly #inside = new Map<string, Map<ClientId, CriticalSection>>();
+  // One resource is the common case: its holders stay at hand instead of a map lookup per event.
+  #key: string | undefined;
+  #holders = new Map<ClientId, CriticalSection>();
+
+  constructor(
+    readonly keepSections: boolean,
+    readonly maxPairs: number,
+  ) {}
+
+  /** Feeds the section events of `events`; false (and stops) at the first one out of time order. */
+  run(events: readonly HistoryEvent[], checkOrder: boolean): boolean {
+    let lastTime = Number.NEGATIVE_INFINITY;
+    let lastIndex = Number.NEGATIVE_INFINITY;
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i]!;
+      if (event.process !== RESOURCE_PROCESS) continue;
+      const f = event.f;
+      if (f !== 'enter' && f !== 'leave') continue;
+      const time = event.time;
+      if (typeof time !== 'number' || Number.isNaN(time)) {
+        throw new LockHistoryError(event.index, 'a numeric "time"', time);
+      }
+      if (checkOrder) {
+        if (time < lastTime || (time === lastTime && event.index < lastIndex)) return false;
+        lastTime = time;
+        lastIndex = event.index;
+      }
+      if (typeof event.value !== 'object' || event.value === null) {
+        throw new LockHistoryError(event.index, `an object "value" for a resource "${f}"`, event.value);
+      }
+      this.#step(event as EnterEvent | LeaveEvent);
+    }
+    return true;
+  }
+
+  #step(event: EnterEvent | LeaveEvent): void {
+    const key = event.key ?? '';
+    const client = clientOf(event);
+    if (key !== this.#key) {
+      let found = this.#inside.get(key);
+      if (found === undefined) {
+        found = new Map();
+        this.#inside.set(key, found);
+      }
+      this.#holders = found;
+      this.#key = key;
+    }
+    const holders = this.#holders;
+    if (event.f === 'leave') {
+      const section = holders.get(client);
+      if (section === undefined) {
+        this.stats.unmatchedLeaves++;
+        return;
+      }
+      section.end = event.time;
+      section.endIndex = event.index;
+      holders.delete(client);
+      return;
+    }
+    if (!acceptedOf(event)) {
+      this.stats.refused++;
+      return;
+    }
+    if (holders.has(client)) {
+      this.stats.reentries++;
+      return;
+    }
+    const fence = event.value.fence;
+    // Every field is set here, in one order, so all sections share one hidden class.
+    const section: CriticalSection = {
+      key,
+      client,
+      fence: fence === undefined || fence === null ? undefined : String(fence),
+      start: event.time,
+      end: Number.POSITIVE_INFINITY,
+      startIndex: event.index,
+      endIndex: undefined,
+    };
+    if (holders.size > 0) {
+      for (const other of holders.values()) {
+        this.stats.overlaps++;
+        if (this.pairs.length < this.maxPairs) this.pairs.push([other, section]);
+      }
+    }
+    holders.set(client, section);
+    this.stats.sections++;
+    if (this.keepSections) this.sections.push(section);
+  }
+
+  finish() {
+    for (const open of this.#inside.values()) this.stats.open += open.size;
+    this.stats.resources = this.#inside.size;
+    return { sections: this.sections, pairs: this.pairs, stats: this.stats };
+  }
 }
