@@ -23,11 +23,11 @@ class FrozenFenceServer extends MemoryLockServer {
   }
 }
 
-/** Hands leases out after a 5 ms delay without checking they are still valid. */
+/** Hands leases out after a 20 ms delay without checking they are still valid. */
 function slowReturnClient(server: MemoryLockServer): LockClient<bigint> {
   const inner = createMemoryLockClient({ server });
   const late = async <T>(value: T): Promise<T> => {
-    await sleep(5);
+    await sleep(20);
     return value;
   };
   return {
