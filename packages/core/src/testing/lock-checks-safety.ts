@@ -213,7 +213,7 @@ export const safetyChecks: readonly LockCheck[] = [
           // (more during a GC pause), so allow 2 ms; a client that never checks is off by its RTT.
           assert.ok(
             lease.validUntil > answeredAt - 2,
-            `round ${round}: handed out a lease ${(answeredAt - lease.validUntil).toFixed(2)} ms past its validUntil`,
+            `round ${round}: handed out a lease ${(answeredAt - lease.validUntil).toFixed(2)} ms past its validUntil (return freshLease(lease) from @fencekit/core)`,
           );
           await lease.release().catch(() => {});
         } else if (failure !== undefined) {
