@@ -253,6 +253,12 @@ export class RedisLockClient implements LockClient<bigint> {
       throw new BackendUnavailableError(this.backend, `grant on "${resource}" came without a fence`);
     }
     if (this.#replicas !== undefined) await this.#awaitReplicas(resource, keys, owner);
+    if (grant.sentAt + ttlMs <= monotonicNow()) {
+      // The answer came back after the TTL counted from its request had run out: the server may
+      // already have let someone else in, so this grant must not be handed out.
+      await this.#cancel(keys, owner);
+      throw new LockLostError(resource, 'the grant had expired by the time its answer arrived');
+    }
     const lease: ManagedLease<bigint> = new ManagedLease<bigint>({
       resource,
       owner,

@@ -1,8 +1,8 @@
 import { describeLockConformance } from '@fencekit/core/testing';
 import { RedisLockClient } from '@fencekit/redis';
-import { inject } from 'vitest';
+import { redisEndpoint } from './support/endpoint.js';
 
-const endpoint = inject('redisEndpoint');
+const endpoint = redisEndpoint();
 
 describeLockConformance('redis', {
   createClient: async () => new RedisLockClient({ connection: `redis://${endpoint}` }),

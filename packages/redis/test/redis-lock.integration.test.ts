@@ -8,9 +8,10 @@ import {
 } from '@fencekit/core';
 import { RedisLockClient } from '@fencekit/redis';
 import { Redis } from 'ioredis';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { redisEndpoint } from './support/endpoint.js';
 
-const endpoint = inject('redisEndpoint');
+const endpoint = redisEndpoint();
 const clients: RedisLockClient[] = [];
 
 function client(options: Partial<ConstructorParameters<typeof RedisLockClient>[0]> = {}): RedisLockClient {

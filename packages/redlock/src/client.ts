@@ -64,6 +64,7 @@ type AttemptResult =
 /** How long to wait for every node to connect before the first request. */
 const CONNECT_TIMEOUT_MS = 2_000;
 const CANCEL_TIMEOUT_MS = 2_000;
+const RELEASE_TIMEOUT_MS = 2_000;
 const REFUSED = 'held by another owner, or another waiter is ahead';
 
 /**
@@ -139,6 +140,7 @@ export class RedlockClient implements LockClient<undefined> {
       throw new InvalidArgumentError('options', options, 'an object with ttlMs');
     }
     assertPositiveMs('ttlMs', options.ttlMs);
+    this.#assertTtlAboveDrift(options.ttlMs);
     assertSignal('signal', options.signal);
     if (options.signal?.aborted) throw new LockAbortedError(resource, { cause: options.signal.reason });
     return this.#track(this.#tryAcquire(resource, options.ttlMs));
@@ -147,6 +149,7 @@ export class RedlockClient implements LockClient<undefined> {
   async acquire(resource: string, options: AcquireOptions): Promise<ManagedLease<undefined>> {
     this.#assertOpen();
     const request = normalizeAcquire(resource, options);
+    this.#assertTtlAboveDrift(request.ttlMs);
     if (request.waitMs === 0) {
       if (request.signal?.aborted) {
         throw new LockAbortedError(request.resource, { cause: request.signal.reason });
@@ -310,13 +313,18 @@ export class RedlockClient implements LockClient<undefined> {
     await settleWithin(Promise.all(refusing.map((node) => node.release(keys, owner))), CANCEL_TIMEOUT_MS);
   }
 
-  #lease(
+  async #lease(
     resource: string,
     keys: ResourceKeys,
     owner: string,
     grant: Grant,
     ttlMs: number,
-  ): ManagedLease<undefined> {
+  ): Promise<ManagedLease<undefined>> {
+    if (grant.sentAt + ttlMs - this.#drift(ttlMs) <= monotonicNow()) {
+      // Validity ran out between the quorum and here (a stalled process): never hand it out.
+      await this.#giveBack(keys, owner, undefined);
+      throw new LockLostError(resource, 'the grant had expired by the time its answer arrived');
+    }
     const lease: ManagedLease<undefined> = new ManagedLease<undefined>({
       resource,
       owner,
@@ -339,11 +347,8 @@ export class RedlockClient implements LockClient<undefined> {
           throw new LockLostError(resource, `extension not confirmed: ${error.message}`, { cause: error });
         },
         release: async () => {
-          const results = await fanOut(
-            this.#nodes,
-            this.#nodeTimeoutMs ?? defaultNodeTimeout(ttlMs),
-            (node) => node.release(keys, owner),
-          );
+          // A release eats no validity, so it may wait longer than an acquire for slow nodes.
+          const results = await fanOut(this.#nodes, RELEASE_TIMEOUT_MS, (node) => node.release(keys, owner));
           const takenOver = countWhere(results, (reply) => reply === -1);
           if (takenOver >= this.quorum) throw new NotLockHolderError(resource, owner);
           const answered = countWhere(results, () => true);
@@ -365,6 +370,17 @@ export class RedlockClient implements LockClient<undefined> {
       () => undefined,
     );
     return this.#connected;
+  }
+
+  /** A TTL no longer than its drift allowance could never give a valid lease. */
+  #assertTtlAboveDrift(ttlMs: number): void {
+    if (ttlMs <= this.#drift(ttlMs)) {
+      throw new InvalidArgumentError(
+        'ttlMs',
+        ttlMs,
+        `more than the clock drift allowance (${this.#drift(ttlMs).toFixed(2)} ms for this TTL)`,
+      );
+    }
   }
 
   #assertOpen(): void {

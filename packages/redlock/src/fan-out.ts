@@ -20,7 +20,11 @@ export async function fanOut<T>(
 ): Promise<NodeResult<T>[]> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
-    timer = setTimeout(() => resolve(TIMED_OUT), timeoutMs);
+    // Timers run before socket reads in each turn of the event loop: after a stall (a busy or
+    // starved process) the timer would win against answers already waiting in the socket. One
+    // setImmediate lets those answers be read first, so only a node that truly did not answer
+    // counts as timed out.
+    timer = setTimeout(() => setImmediate(() => resolve(TIMED_OUT)), timeoutMs);
   });
   try {
     return await Promise.all(

@@ -1,0 +1,103 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { BackendUnavailableError } from '@fencekit/core';
+import { RedisLockClient } from '@fencekit/redis';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redisEndpoint } from './support/endpoint.js';
+import { type LocalRedis, startRedis } from './support/redis-server.js';
+
+const endpoint = redisEndpoint();
+
+describe('ACL user and password', () => {
+  const user = `fencekit-test-${randomBytes(4).toString('hex')}`;
+  const password = randomBytes(12).toString('hex');
+  let admin: Redis;
+
+  beforeAll(async () => {
+    admin = new Redis(`redis://${endpoint}`);
+    // The user may touch only fencekit's keys and channels: proof that nothing else is written.
+    await admin.call('ACL', 'SETUSER', user, 'on', `>${password}`, '~fencekit:*', '&fencekit:*', '+@all');
+  });
+  afterAll(async () => {
+    await admin.call('ACL', 'DELUSER', user);
+    await admin.quit();
+  });
+
+  it('locks with an ACL user restricted to the fencekit: prefix', async () => {
+    const [host, port] = endpoint.split(':');
+    const client = new RedisLockClient({
+      connection: { host, port: Number(port), username: user, password },
+    });
+    try {
+      const resource = `acl-${randomUUID()}`;
+      const lease = await client.acquire(resource, { ttlMs: 5_000 });
+      // A waiter goes through the queue and the pub/sub wake-up, which the ACL must allow too.
+      const waiting = client.acquire(resource, { ttlMs: 5_000, waitMs: 5_000 });
+      await lease.release();
+      await (await waiting).release();
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('fails with a typed error when the password is wrong', async () => {
+    const [host, port] = endpoint.split(':');
+    const client = new RedisLockClient({
+      connection: { host, port: Number(port), username: user, password: 'wrong', maxRetriesPerRequest: 0 },
+    });
+    try {
+      await expect(client.tryAcquire(`acl-${randomUUID()}`, { ttlMs: 1_000 })).rejects.toBeInstanceOf(
+        BackendUnavailableError,
+      );
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('WAIT for replicas after a grant', () => {
+  let primary: LocalRedis;
+  let replica: LocalRedis;
+
+  beforeAll(async () => {
+    primary = await startRedis();
+    replica = await startRedis(['--replicaof', '127.0.0.1', String(primary.port)]);
+    const probe = new Redis(`redis://${primary.endpoint}`);
+    try {
+      // Wait (bounded) until the replica has attached, so WAIT has someone to count.
+      for (let i = 0; i < 200 && Number(await probe.wait(1, 50)) < 1; i++) {}
+    } finally {
+      probe.disconnect();
+    }
+  });
+  afterAll(async () => {
+    await replica?.stop();
+    await primary?.stop();
+  });
+
+  it('grants once a replica acknowledged, and gives the grant back when too few did', async () => {
+    const acknowledged = new RedisLockClient({
+      connection: `redis://${primary.endpoint}`,
+      replicas: { count: 1, timeoutMs: 2_000 },
+    });
+    const tooMany = new RedisLockClient({
+      connection: `redis://${primary.endpoint}`,
+      replicas: { count: 2, timeoutMs: 100 },
+    });
+    try {
+      const resource = `replicated-${randomUUID()}`;
+      const lease = await acknowledged.acquire(resource, { ttlMs: 5_000 });
+      await lease.release();
+      const failure = await tooMany.acquire(resource, { ttlMs: 5_000 }).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(BackendUnavailableError);
+      expect((failure as Error).message).toMatch(/1 of 2 replicas/);
+      // The unconfirmed grant was given back.
+      const next = await acknowledged.tryAcquire(resource, { ttlMs: 1_000 });
+      expect(next).not.toBeNull();
+      await next?.release();
+    } finally {
+      await acknowledged.close();
+      await tooMany.close();
+    }
+  });
+});
