@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
-# Builds the LD_PRELOAD clock shim into packages/cluster/native/build/. Idempotent: rebuilds only when the source
-# is newer than the library. Needs gcc (build-essential).
+# Builds fencekit's two native helpers into packages/cluster/native/build/ (needs gcc, from build-essential):
+#   libfencekit-clockshim.so  the LD_PRELOAD clock shim (clock faults)
+#   fencekit-pdeathsig        a launcher that makes the kernel kill a server when its parent dies
+# Idempotent: each is rebuilt only when its source is newer.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
-src="$here/native/clockshim.c"
-out="$here/native/build/libfencekit-clockshim.so"
 mkdir -p "$here/native/build"
-if [[ -f "$out" && "$out" -nt "$src" ]]; then
-  echo "clock shim up to date: $out"
-  exit 0
-fi
-echo "building clock shim: gcc -shared -fPIC -O2 $src -o $out"
-gcc -shared -fPIC -O2 -Wall -Wextra -o "$out.tmp" "$src" -ldl
-mv "$out.tmp" "$out"
-echo "built $out"
+
+build() { # build <source> <output> <gcc flags...>
+  local src="$1" out="$2"
+  shift 2
+  if [[ -f "$out" && "$out" -nt "$src" ]]; then
+    echo "up to date: $out"
+    return
+  fi
+  echo "building: gcc $* $src -o $out"
+  gcc "$@" -O2 -Wall -Wextra -o "$out.tmp" "$src"
+  mv "$out.tmp" "$out"
+}
+
+build "$here/native/clockshim.c" "$here/native/build/libfencekit-clockshim.so" -shared -fPIC -ldl
+build "$here/native/pdeathsig.c" "$here/native/build/fencekit-pdeathsig"

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ClusterStartError, UnknownNodeError } from '../errors.js';
@@ -41,6 +41,29 @@ export class LocalNode implements ClusterNode {
   }
   toJSON(): ClusterNode {
     return { id: this.id, endpoint: this.endpoint, directEndpoint: this.directEndpoint, pid: this.pid };
+  }
+}
+
+/**
+ * Removes cluster dirs whose owning process is gone (it was SIGKILLed, so no exit handler ran; its servers died
+ * with it through the pdeathsig launcher). Dirs of live processes, other users' included, are left alone.
+ */
+function sweepStaleDirs(base: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(base);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const owner = /^fencekit-[a-z-]+-(\d+)-\w+$/.exec(name)?.[1];
+    if (owner === undefined || Number(owner) === process.pid) continue;
+    try {
+      process.kill(Number(owner), 0);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ESRCH')
+        rmSync(join(base, name), { recursive: true, force: true });
+    }
   }
 }
 
@@ -123,7 +146,8 @@ export class LocalCluster implements Cluster {
 
   static async start(options: ResolvedOptions): Promise<LocalCluster> {
     const recipe = RECIPES[options.topology];
-    const rootDir = mkdtempSync(join(baseDir(), `fencekit-${options.topology}-`));
+    sweepStaleDirs(baseDir());
+    const rootDir = mkdtempSync(join(baseDir(), `fencekit-${options.topology}-${process.pid}-`));
     trackDir(rootDir);
     const ids = Array.from({ length: options.nodes }, (_, i) => `n${i + 1}`);
     const perNode = 1 + recipe.peerPortCount;

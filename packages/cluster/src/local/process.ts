@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
+import { pdeathsigPath } from '../native.js';
 import { withTimeout } from '../wait.js';
 import { trackPid, untrackPid } from './reaper.js';
 
@@ -36,7 +37,12 @@ export class ServerProcess {
     if (this.running) return;
     const log = openSync(this.spec.logFile, 'a');
     try {
-      const child = spawn(this.spec.command, [...this.spec.args], {
+      // Through the launcher when there is one: the kernel then kills the server even if we die by SIGKILL.
+      const launcher = pdeathsigPath();
+      const [command, args] = launcher
+        ? [launcher, [String(process.pid), this.spec.command, ...this.spec.args]]
+        : [this.spec.command, [...this.spec.args]];
+      const child = spawn(command, args, {
         cwd: this.spec.cwd,
         env: { ...process.env, ...this.spec.env },
         stdio: ['ignore', log, log],
