@@ -3,6 +3,12 @@ import {
   CompareResult,
   CompareTarget,
   type Etcd3,
+  EtcdAuthenticationFailedError,
+  EtcdInvalidAuthTokenError,
+  EtcdPermissionDeniedError,
+  EtcdUserNotFoundError,
+  GRPCInvalidArgumentError,
+  GRPCUnauthenticatedError,
   type IKeyValue,
   type IRequestOp,
   type ITxnResponse,
@@ -79,6 +85,18 @@ export function decode(kv: IKeyValue): { key: string; revision: bigint; value: s
   };
 }
 
+/** Errors etcd answers *instead of* applying a request: the request certainly took no effect. */
+export function isRefusal(error: unknown): boolean {
+  return (
+    error instanceof EtcdPermissionDeniedError ||
+    error instanceof EtcdAuthenticationFailedError ||
+    error instanceof EtcdInvalidAuthTokenError ||
+    error instanceof EtcdUserNotFoundError ||
+    error instanceof GRPCUnauthenticatedError ||
+    error instanceof GRPCInvalidArgumentError
+  );
+}
+
 export function toBackendError(action: string, error: unknown): BackendUnavailableError {
   return new BackendUnavailableError('etcd', `${action} failed: ${messageOf(error)}`, { cause: error });
 }
@@ -111,6 +129,7 @@ export async function join(
         failure: [rangeOp(key)],
       });
     } catch (error) {
+      if (isRefusal(error)) throw toBackendError('joining the queue', error);
       // The put may have happened: remove whatever my session left under this key, then say so.
       const cleaned = await deleteKey(etcd, key).then(
         () => true,

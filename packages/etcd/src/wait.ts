@@ -7,6 +7,7 @@ import {
   join,
   locate,
   type Position,
+  SessionGoneError,
   type Ticket,
   toBackendError,
   withdraw,
@@ -92,16 +93,16 @@ export async function waitForHead(context: QueueContext, options: WaitOptions): 
           position = await locate(context.etcd, ticket);
         }
         // Granted, but a caller who gave up meanwhile must not be left holding: give it back.
-        if (options.signal?.aborted || context.closing.aborted || position.kind === 'gone') {
-          throw options.signal?.reason ?? context.closing.reason ?? session.signal.reason;
-        }
+        if (options.signal?.aborted) throw options.signal.reason;
+        if (context.closing.aborted) throw context.closing.reason;
+        if (position.kind === 'gone') throw new SessionGoneError();
         return { session, ticket, checkIn };
       } catch (error) {
         if (ticket) await withdraw(context.etcd, ticket).catch(() => false);
         checkIn();
-        const sessionLost =
-          session.signal.aborted || (error instanceof Error && error === session.signal.reason);
-        if (sessionLost && !stop.signal.aborted) continue;
+        // The key vanished (session expired, or someone deleted it): rejoin at the back, in time.
+        const rejoin = session.signal.aborted || error instanceof SessionGoneError;
+        if (rejoin && !stop.signal.aborted) continue;
         throw error;
       } finally {
         waiting.dispose();
