@@ -111,7 +111,11 @@ function checkSection(
 
 function statsList(stats: unknown): string {
   if (typeof stats !== 'object' || stats === null) return '';
-  const rows = Object.entries(stats).map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(brief(v, 200))}</dd>`);
+  const rows = Object.entries(stats).map(([k, v]) => {
+    const text =
+      typeof v === 'number' && !Number.isInteger(v) ? String(Math.round(v * 100) / 100) : brief(v, 200);
+    return `<dt>${esc(k)}</dt><dd>${esc(text)}</dd>`;
+  });
   return rows.length === 0 ? '' : `<dl class="stats">${rows.join('')}</dl>`;
 }
 
