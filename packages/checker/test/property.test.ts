@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Operation } from '../src/history/index.js';
 import { checkLinearizable } from '../src/linearizability/index.js';
-import { type AnyModel, casRegister, kv } from '../src/models/index.js';
+import { type AnyModel, casRegister, kv, mutex } from '../src/models/index.js';
 import { referenceLinearizable } from './property-reference.js';
 
 /** One op of a sequential run, before timing: what it does and whether its outcome gets lost. */
@@ -79,7 +79,7 @@ describe('property: histories from a sequential execution', () => {
 });
 
 /** Small random histories with random outputs: linearizable or not, the search must agree with brute force. */
-function randomOps(model: 'register' | 'kv') {
+function randomOps(model: 'register' | 'kv' | 'mutex') {
   const op = fc.record({
     kind: fc.integer({ min: 0, max: 2 }),
     a: fc.integer({ min: 0, max: 2 }),
@@ -98,6 +98,10 @@ function randomOps(model: 'register' | 'kv') {
         ret: open ? Number.POSITIVE_INFINITY : r.call + r.length,
         status: open ? ('info' as const) : ('ok' as const),
       };
+      if (model === 'mutex') {
+        const fence = r.kind === 2 ? { fence: String(r.b) } : null;
+        return { ...base, process: r.a, f: r.kind === 0 ? 'release' : 'acquire', input: null, output: fence };
+      }
       if (model === 'kv') {
         const value = ['x', 'y', 'xy', ''][r.a] as string;
         if (r.kind === 0)
@@ -112,9 +116,10 @@ function randomOps(model: 'register' | 'kv') {
 }
 
 describe('property: the search agrees with brute force', () => {
-  const cases: [string, 'register' | 'kv', () => AnyModel][] = [
+  const cases: [string, 'register' | 'kv' | 'mutex', () => AnyModel][] = [
     ['cas-register', 'register', () => casRegister()],
     ['kv', 'kv', () => kv()],
+    ['mutex', 'mutex', () => mutex()],
   ];
   for (const [name, kind, model] of cases) {
     it(`on random small ${name} histories`, () => {
