@@ -117,6 +117,27 @@ export function abortedPromise(signal: AbortSignal): { promise: Promise<never>; 
   };
 }
 
+/**
+ * Waits until `promise` settles or `ms` pass, whichever is first; never rejects. Resolves `true` if
+ * the promise settled in time. For clean-up steps (a release, a last extension) that must not
+ * hold their caller hostage to a backend that stopped answering.
+ */
+export async function settleWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const elapsed = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, ms));
+  });
+  try {
+    return await Promise.race([promise.then(settledTrue, settledTrue), elapsed]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function settledTrue(): boolean {
+  return true;
+}
+
 function disposable(signal: AbortSignal, dispose: () => void): DisposableSignal {
   return { signal, dispose, [Symbol.dispose]: dispose };
 }

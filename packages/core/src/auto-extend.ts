@@ -1,4 +1,4 @@
-import { abortReason } from './abort.js';
+import { abortReason, settleWithin } from './abort.js';
 import { Backoff } from './backoff.js';
 import { monotonicNow } from './clock.js';
 import type { Fence, Lease } from './contract.js';
@@ -71,6 +71,8 @@ export function autoExtend<F extends Fence | undefined>(
 ): AutoExtendHandle {
   const { ttlMs, extendEveryFraction, safetyMarginMs } = normalizeAutoExtend(options);
   const controller = new AbortController();
+  // Cancels an extension in flight on stop() as well as on give-up; `controller` stays for the work.
+  const requests = new AbortController();
   const backoff = new Backoff({ baseMs: Math.max(1, ttlMs / 50), capMs: Math.max(1, ttlMs / 6) });
   let extendTimer: NodeJS.Timeout | undefined;
   let guardTimer: NodeJS.Timeout | undefined;
@@ -88,6 +90,7 @@ export function autoExtend<F extends Fence | undefined>(
   const giveUp = (reason: unknown): void => {
     clearTimers();
     detach();
+    requests.abort(reason);
     if (!controller.signal.aborted) controller.abort(reason);
   };
   function onLeaseEnd(): void {
@@ -117,7 +120,7 @@ export function autoExtend<F extends Fence | undefined>(
   };
   function extendOnce(): void {
     if (stopped || controller.signal.aborted) return;
-    inFlight = lease.extend(ttlMs, { signal: controller.signal }).then(
+    inFlight = lease.extend(ttlMs, { signal: requests.signal }).then(
       () => {
         if (stopped || controller.signal.aborted) return;
         backoff.reset();
@@ -149,8 +152,10 @@ export function autoExtend<F extends Fence | undefined>(
     stopped = true;
     clearTimers();
     detach();
-    // The in-flight promise never rejects (both outcomes are handled above).
-    await inFlight;
+    requests.abort(new DOMException('auto-extension stopped', 'AbortError'));
+    // The in-flight promise never rejects (both outcomes are handled above). A backend that ignores
+    // the abort is waited for at most one TTL: after that the extension's outcome cannot matter.
+    if (inFlight) await settleWithin(inFlight, ttlMs);
   };
   return { signal: controller.signal, stop, [Symbol.asyncDispose]: stop };
 }

@@ -4,6 +4,7 @@ export {
   combineSignals,
   type DisposableSignal,
   deadlineSignal,
+  settleWithin,
   sleep,
 } from './abort.js';
 export {

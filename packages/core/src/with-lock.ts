@@ -1,6 +1,7 @@
+import { settleWithin } from './abort.js';
 import { type AutoExtendOptions, autoExtend, normalizeAutoExtend } from './auto-extend.js';
 import type { Fence, Lease, LockClient } from './contract.js';
-import { InvalidArgumentError, LockLostError } from './errors.js';
+import { IndeterminateError, InvalidArgumentError, LockLostError } from './errors.js';
 
 export interface WithLockOptions {
   /** TTL of the lease; it is extended every `ttlMs × extendEveryFraction` while `fn` runs. */
@@ -64,10 +65,10 @@ export async function withLock<T, F extends Fence | undefined>(
     !(options.signal?.aborted && extension.signal.reason === options.signal.reason);
   const lostReason = abortedForLease ? extension.signal.reason : undefined;
   await extension.stop();
-  try {
-    await lease.release();
-  } catch (error) {
-    options.onReleaseError?.(error);
+  const release = lease.release().catch((error: unknown) => options.onReleaseError?.(error));
+  // A backend that stopped answering must not hold the caller: after one TTL the lease is gone anyway.
+  if (!(await settleWithin(release, options.ttlMs))) {
+    options.onReleaseError?.(new IndeterminateError(lease.resource, 'release'));
   }
   if (!outcome.ok) throw outcome.error;
   if (lostReason !== undefined) {

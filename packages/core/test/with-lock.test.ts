@@ -1,6 +1,8 @@
 import {
   createMemoryLockClient,
   isFencekitError,
+  type LockClient,
+  ManagedLease,
   type MemoryGrant,
   MemoryLockServer,
   type MemoryReleaseOutcome,
@@ -29,6 +31,27 @@ class ForeignHolderServer extends MemoryLockServer {
   override release(): MemoryReleaseOutcome {
     return 'held-by-other';
   }
+}
+
+/** A backend that stopped answering: extend and release never settle (extend ignores its signal). */
+function unresponsiveClient(): LockClient<bigint> {
+  const never = () => new Promise<void>(() => {});
+  const grant = (resource: string, ttlMs: number) =>
+    new ManagedLease<bigint>({
+      resource,
+      owner: 'unresponsive-owner-0000000000000',
+      fence: 1n,
+      sentAt: monotonicNow(),
+      ttlMs,
+      operations: { extend: never, release: never },
+    });
+  return {
+    backend: 'unresponsive',
+    capabilities: { safeFences: true, fair: false, faultTolerant: false },
+    acquire: async (resource, options) => grant(resource, options.ttlMs),
+    tryAcquire: async (resource, options) => grant(resource, options.ttlMs),
+    close: async () => {},
+  };
 }
 
 /** Resolves with the abort reason once `signal` aborts. */
@@ -199,6 +222,20 @@ describe('withLock', () => {
     expect(errors).toHaveLength(1);
     expect(isFencekitError(errors[0], 'not-holder')).toBe(true);
     await client.close();
+  });
+
+  it('returns within bounded time when the backend stops answering extend and release', async () => {
+    const errors: unknown[] = [];
+    const started = monotonicNow();
+    const result = await withLock(unresponsiveClient(), 'silent', () => sleep(200).then(() => 'ok'), {
+      ttlMs: 300,
+      onReleaseError: (e) => errors.push(e),
+    });
+    expect(result).toBe('ok');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ code: 'indeterminate', operation: 'release' });
+    // 200 ms of work, at most one TTL for the hung extension and one for the hung release.
+    expect(monotonicNow() - started).toBeLessThan(200 + 300 + 300 + 1_000);
   });
 
   it('refuses bad options before taking the lock', async () => {
