@@ -19,8 +19,18 @@ export type EdnValue =
   | EdnValue[]
   | Map<EdnValue, EdnValue>;
 
-const WHITESPACE = /[\s,]/;
-const DELIMITER = /[\s,()[\]{}";]/;
+// Char codes: whitespace (with the comma, which EDN treats as whitespace) and token delimiters.
+const isWhitespace = (c: number): boolean => c === 32 || c === 44 || (c >= 9 && c <= 13);
+const isDelimiter = (c: number): boolean =>
+  isWhitespace(c) ||
+  c === 40 ||
+  c === 41 ||
+  c === 91 ||
+  c === 93 ||
+  c === 123 ||
+  c === 125 ||
+  c === 34 ||
+  c === 59;
 
 /**
  * A small reader for the EDN subset Jepsen histories use: maps, vectors, lists, sets (as arrays),
@@ -30,6 +40,8 @@ const DELIMITER = /[\s,()[\]{}";]/;
 export class EdnReader {
   #pos = 0;
   #line = 1;
+  // Histories repeat a handful of keywords thousands of times: one object each.
+  readonly #keywords = new Map<string, Keyword>();
   constructor(
     private readonly text: string,
     private readonly file: string,
@@ -62,9 +74,16 @@ export class EdnReader {
         return this.#readSeq(')');
       case '"':
         return this.#readString();
-      case ':':
+      case ':': {
         this.#pos++;
-        return new Keyword(this.#readToken('a keyword name'));
+        const name = this.#readToken('a keyword name');
+        let keyword = this.#keywords.get(name);
+        if (keyword === undefined) {
+          keyword = new Keyword(name);
+          this.#keywords.set(name, keyword);
+        }
+        return keyword;
+      }
       case '#':
         if (this.text[this.#pos + 1] === '{') {
           this.#pos += 2;
@@ -132,6 +151,15 @@ export class EdnReader {
   }
 
   #readString(): string {
+    // Fast path: no escapes and no newlines before the closing quote.
+    const close = this.text.indexOf('"', this.#pos + 1);
+    if (close !== -1) {
+      const raw = this.text.slice(this.#pos + 1, close);
+      if (!raw.includes('\\') && !raw.includes('\n')) {
+        this.#pos = close + 1;
+        return raw;
+      }
+    }
     let out = '';
     let i = this.#pos + 1;
     for (;;) {
@@ -160,6 +188,7 @@ export class EdnReader {
     if (token === 'nil') return null;
     if (token === 'true') return true;
     if (token === 'false') return false;
+    if (token.length < 10 && /^-?\d+$/.test(token)) return Number(token);
     if (/^[+-]?\d+N?$/.test(token)) {
       const digits = token.endsWith('N') ? token.slice(0, -1) : token;
       const n = Number(digits);
@@ -172,7 +201,7 @@ export class EdnReader {
 
   #readToken(what: string): string {
     const start = this.#pos;
-    while (this.#pos < this.text.length && !DELIMITER.test(this.text[this.#pos] as string)) this.#pos++;
+    while (this.#pos < this.text.length && !isDelimiter(this.text.charCodeAt(this.#pos))) this.#pos++;
     if (this.#pos === start) this.#fail(what, this.#peekToken());
     return this.text.slice(start, this.#pos);
   }
@@ -184,13 +213,14 @@ export class EdnReader {
   #skip(): void {
     const t = this.text;
     while (this.#pos < t.length) {
-      const c = t[this.#pos] as string;
-      if (c === '\n') {
+      const c = t.charCodeAt(this.#pos);
+      if (c === 10) {
         this.#line++;
         this.#pos++;
-      } else if (c === ';') {
-        while (this.#pos < t.length && t[this.#pos] !== '\n') this.#pos++;
-      } else if (WHITESPACE.test(c)) {
+      } else if (c === 59) {
+        const end = t.indexOf('\n', this.#pos);
+        this.#pos = end === -1 ? t.length : end;
+      } else if (isWhitespace(c)) {
         this.#pos++;
       } else {
         return;
