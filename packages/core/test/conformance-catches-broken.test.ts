@@ -1,11 +1,14 @@
 import {
   createMemoryLockClient,
   type LockClient,
+  type MemoryCandidacy,
+  MemoryElection,
+  MemoryElectionHub,
   MemoryLockServer,
   type MemoryReleaseOutcome,
   sleep,
 } from '@fencekit/core';
-import { runLockCheck } from '@fencekit/core/testing';
+import { runElectionCheck, runLockCheck } from '@fencekit/core/testing';
 import { describe, expect, it } from 'vitest';
 
 /** A server whose release ignores the owner: any caller's release frees whoever holds the lock. */
@@ -39,6 +42,16 @@ function slowReturnClient(server: MemoryLockServer): LockClient<bigint> {
   };
 }
 
+/** An election hub that elects every candidate at once (no exclusion), with distinct terms. */
+class EveryoneLeadsHub extends MemoryElectionHub {
+  #term = 0n;
+  override campaign(_name: string, candidacy: MemoryCandidacy): () => boolean {
+    this.#term += 1n;
+    candidacy.onElected(this.#term);
+    return () => false;
+  }
+}
+
 const options = (server: MemoryLockServer) => ({
   createClient: async () => createMemoryLockClient({ server }),
   ttlMs: 100,
@@ -67,6 +80,13 @@ describe('the conformance suite catches broken clients', () => {
         createClient: async () => slowReturnClient(new MemoryLockServer()),
       }),
     ).rejects.toThrow(/handed out a lease .* past its validUntil/);
+  });
+
+  it('fails an election that lets several candidates lead at once', async () => {
+    const hub = new EveryoneLeadsHub();
+    await expect(
+      runElectionCheck('one-leader', { createElection: async (name) => new MemoryElection(name, hub) }),
+    ).rejects.toThrow(/leaders at once/);
   });
 
   it('names the known checks when asked for an unknown one', () => {
