@@ -13,7 +13,7 @@ export const etcdBackend: BackendFactory = {
   description: 'etcd 3-node cluster (@fencekit/etcd)',
   safeFences: true,
   faults: ['pause-client', 'pause-server', 'kill', 'partition', 'isolate', 'cut-clients', 'latency'],
-  defaultTtlMs: 2_000,
+  defaultTtlMs: 1_000,
   nativeElection: true,
   async preflight(provider) {
     await (await servers()).preflightCluster('etcd', provider);

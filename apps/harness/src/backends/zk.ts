@@ -24,7 +24,7 @@ export const zkBackend: BackendFactory = {
     'clock-jump',
     'clock-drift',
   ],
-  defaultTtlMs: 2_000,
+  defaultTtlMs: 1_000,
   nativeElection: true,
   async preflight(provider) {
     await (await servers()).preflightCluster('zookeeper', provider);

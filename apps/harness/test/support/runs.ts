@@ -1,7 +1,10 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { InventoryStats } from '@fencekit/checker';
 import {
+  type Deployment,
+  loadBackend,
   parseRunOptions,
   type RunOptionsInput,
   type RunResults,
@@ -20,10 +23,11 @@ export interface FinishedRun {
 }
 
 /** Runs one configuration quietly (progress kept for the failure message) and reads its results. */
-export async function run(input: RunOptionsInput): Promise<FinishedRun> {
+export async function run(input: RunOptionsInput, deployment?: Deployment): Promise<FinishedRun> {
   const lines: string[] = [];
   const run = await runOnce(parseRunOptions({ provider: 'local', ...input }), {
     progress: (line) => lines.push(line),
+    ...(deployment ? { deployment } : {}),
   });
   const results = JSON.parse(readFileSync(join(run.dir, 'results.json'), 'utf8')) as RunResults;
   return { run, results };
@@ -37,6 +41,13 @@ export function stats(results: RunResults, checker: string): Record<string, unkn
 }
 
 /** Inventory stats for the single resource ('' key). */
-export function inventoryStats(results: RunResults): Record<string, number> {
-  return (stats(results, 'inventory') as Record<string, Record<string, number>>)['']!;
+export function inventoryStats(results: RunResults): InventoryStats {
+  return (stats(results, 'inventory') as Record<string, InventoryStats>)['']!;
+}
+
+/** Starts a backend's servers (local provider) once for the runs of a test file. */
+export async function deploy(backend: RunOptionsInput['backend']): Promise<Deployment> {
+  const factory = await loadBackend(backend);
+  await factory.preflight('local');
+  return factory.deploy({ provider: 'local' });
 }
