@@ -1,12 +1,12 @@
-import { isFencekitError } from '@fencekit/core';
+import { InvalidArgumentError, isFencekitError, monotonicNow, withLock } from '@fencekit/core';
 import { EtcdClient, guardedPut } from '@fencekit/etcd';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sharedHosts } from './support/clients.js';
+import { runPrefix, sharedHosts } from './support/clients.js';
 
 const hosts = sharedHosts();
 const clients: EtcdClient[] = [];
 function client(): EtcdClient {
-  const c = new EtcdClient({ hosts, prefix: `t${process.pid}` });
+  const c = new EtcdClient({ hosts, prefix: runPrefix });
   clients.push(c);
   return c;
 }
@@ -27,16 +27,26 @@ describe('etcd lock', () => {
     await next.release();
   });
 
-  it('hands over to waiters in arrival order', async () => {
-    const holder = await client().acquire('fifo', { ttlMs: 2000 });
+  it('hands over to waiters in arrival order (order of their keys in etcd)', async () => {
+    const a = client();
+    const holder = await a.acquire('fifo', { ttlMs: 2000 });
+    const queued = async () => (await a.etcd.getAll().prefix(`${runPrefix}/locks/fifo/`).keys()).length;
     const order: number[] = [];
-    const waiters = [0, 1, 2].map(async (i) => {
-      await new Promise((r) => setTimeout(r, 100 * i));
-      const lease = await client().acquire('fifo', { ttlMs: 2000, waitMs: 10_000 });
-      order.push(i);
-      await lease.release();
-    });
-    await new Promise((r) => setTimeout(r, 500));
+    const waiters: Promise<void>[] = [];
+    for (const i of [0, 1, 2]) {
+      waiters.push(
+        client()
+          .acquire('fifo', { ttlMs: 2000, waitMs: 10_000 })
+          .then(async (lease) => {
+            order.push(i);
+            await lease.release();
+          }),
+      );
+      // Arrival is when the waiter's key lands; wait for it before the next one starts.
+      for (let tries = 0; (await queued()) < i + 2 && tries < 200; tries++) {
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    }
     await holder.release();
     await Promise.all(waiters);
     expect(order).toEqual([0, 1, 2]);
@@ -48,7 +58,7 @@ describe('etcd lock', () => {
     await expect(client().acquire('to', { ttlMs: 2000, waitMs: 200 })).rejects.toSatisfy((e) =>
       isFencekitError(e, 'timeout'),
     );
-    const keys = await a.etcd.getAll().prefix(`t${process.pid}/locks/to/`).keys();
+    const keys = await a.etcd.getAll().prefix(`${runPrefix}/locks/to/`).keys();
     expect(keys).toHaveLength(1);
     await lease.release();
   });
@@ -56,13 +66,62 @@ describe('etcd lock', () => {
   it('a guarded write is refused once the lease is released', async () => {
     const a = client();
     const lease = await a.acquire('g', { ttlMs: 2000 });
-    await guardedPut(lease, `t${process.pid}/data/g`, 'one');
+    await guardedPut(lease, `${runPrefix}/data/g`, 'one');
     await lease.release();
     const other = await client().acquire('g', { ttlMs: 2000 });
-    await expect(guardedPut(lease, `t${process.pid}/data/g`, 'stale')).rejects.toSatisfy((e) =>
+    await expect(guardedPut(lease, `${runPrefix}/data/g`, 'stale')).rejects.toSatisfy((e) =>
       isFencekitError(e, 'stale-fence'),
     );
-    expect(await a.etcd.get(`t${process.pid}/data/g`).string()).toBe('one');
+    expect(await a.etcd.get(`${runPrefix}/data/g`).string()).toBe('one');
     await other.release();
+  });
+});
+
+describe('etcd lock: liveness and misuse', () => {
+  it('lease.signal aborts as soon as a keep-alive is refused (lease revoked behind its back)', async () => {
+    const a = client();
+    const lease = await a.acquire('revoked', { ttlMs: 3_000 });
+    const startedAt = monotonicNow();
+    await a.etcd.leaseClient.leaseRevoke({ ID: lease.leaseId });
+    await new Promise<void>((resolve) =>
+      lease.signal.addEventListener('abort', () => resolve(), { once: true }),
+    );
+    // The next keep-alive (every TTL/3) hears "TTL 0"; no waiting for the TTL to run out.
+    expect(monotonicNow() - startedAt).toBeLessThan(3_000);
+    expect(isFencekitError(lease.signal.reason, 'lost')).toBe(true);
+    const next = await client().acquire('revoked', { ttlMs: 3_000, waitMs: 5_000 });
+    expect(next.fence).toBeGreaterThan(lease.fence);
+    await next.release();
+  });
+
+  it('withLock from core runs the work under an etcd lease and releases it', async () => {
+    const a = client();
+    const fence = await withLock(a, 'with-lock', async (lease) => lease.fence, { ttlMs: 2_000 });
+    expect(typeof fence).toBe('bigint');
+    expect(await client().tryAcquire('with-lock', { ttlMs: 2_000 })).not.toBeNull();
+  });
+
+  it('extend beyond the session TTL is an InvalidArgumentError and leaves the lease held', async () => {
+    const lease = await client().acquire('extend-too-far', { ttlMs: 2_000 });
+    await expect(lease.extend(60_000)).rejects.toSatisfy((e) => isFencekitError(e, 'invalid-argument'));
+    expect(lease.held).toBe(true);
+    await lease.extend(2_000);
+    await lease.release();
+  });
+
+  it('an unreachable etcd gives a typed error within the wait, and close() returns', async () => {
+    const dead = new EtcdClient({ hosts: ['127.0.0.1:9'], callTimeoutMs: 1_000, dialTimeoutMs: 1_000 });
+    const error = await dead.acquire('nowhere', { ttlMs: 2_000, waitMs: 3_000 }).catch((e: unknown) => e);
+    expect(
+      isFencekitError(error, 'timeout') || isFencekitError(error, 'backend-unavailable'),
+      String(error),
+    ).toBe(true);
+    await dead.close();
+  });
+
+  it('bad options are InvalidArgumentErrors', () => {
+    expect(() => new EtcdClient({ hosts: [] })).toThrow(InvalidArgumentError);
+    expect(() => new EtcdClient({ hosts: ['127.0.0.1:2379'], prefix: '' })).toThrow(InvalidArgumentError);
+    expect(() => client().election('', { ttlMs: 1_000 })).toThrow(InvalidArgumentError);
   });
 });
