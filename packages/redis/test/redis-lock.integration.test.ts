@@ -10,6 +10,7 @@ import { RedisLockClient } from '@fencekit/redis';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { redisEndpoint } from './support/endpoint.js';
+import { untilQueued } from './support/queue.js';
 
 const endpoint = redisEndpoint();
 const clients: RedisLockClient[] = [];
@@ -54,8 +55,8 @@ describe('RedisLockClient', () => {
           await l.release();
         }),
       );
-      // Let each waiter reach the queue before the next one arrives.
-      await new Promise((resolve) => setTimeout(resolve, 30));
+      // The next waiter arrives only once this one is in line.
+      await untilQueued(endpoint, r, i + 1);
     }
     await lease.release();
     await Promise.all(pending);

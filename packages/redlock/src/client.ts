@@ -242,18 +242,23 @@ export class RedlockClient implements LockClient<undefined> {
   ): Promise<AttemptResult> {
     const timeoutMs = this.#nodeTimeoutMs ?? defaultNodeTimeout(ttlMs);
     const sentAt = monotonicNow();
-    const results = await fanOut(this.#nodes, timeoutMs, (node) =>
-      node.attempt(keys, {
-        owner,
-        ttlMs,
-        mode,
-        ticket,
-        waiterTtlMs: this.#waiterTtlMs,
-        channel: this.#channel,
-        fenced: false,
-        // A release only wakes waiters here: a grant needs a quorum, which only the waiter can count.
-        handoff: false,
-      }),
+    const results = await fanOut(
+      this.#nodes,
+      timeoutMs,
+      (node) =>
+        node.attempt(keys, {
+          owner,
+          ttlMs,
+          mode,
+          ticket,
+          waiterTtlMs: this.#waiterTtlMs,
+          channel: this.#channel,
+          fenced: false,
+          // A release only wakes waiters here: a grant needs a quorum, which only the waiter can count.
+          handoff: false,
+        }),
+      // A quorum of grants decides; the slowest nodes' answers cannot change it.
+      { count: this.quorum, agreed: (reply) => reply.granted },
     );
     const granted = countWhere(results, (r) => r.granted);
     const validUntil = sentAt + ttlMs - this.#drift(ttlMs);
@@ -308,8 +313,9 @@ export class RedlockClient implements LockClient<undefined> {
     owner: string,
     results: readonly NodeResult<AttemptReply>[],
   ): Promise<void> {
-    const refusing = results.filter((r) => !r.answered || !r.value.granted).map((r) => r.node);
-    // Only the queue entry goes: these nodes do not hold our grant, so release deletes nothing.
+    // Only nodes that answered "refused": they do not hold our grant, so release only drops the
+    // queue entry there. A node still answering might grant yet; its entry simply expires.
+    const refusing = results.filter((r) => r.answered && !r.value.granted).map((r) => r.node);
     await settleWithin(Promise.all(refusing.map((node) => node.release(keys, owner))), CANCEL_TIMEOUT_MS);
   }
 
@@ -348,7 +354,10 @@ export class RedlockClient implements LockClient<undefined> {
         },
         release: async () => {
           // A release eats no validity, so it may wait longer than an acquire for slow nodes.
-          const results = await fanOut(this.#nodes, RELEASE_TIMEOUT_MS, (node) => node.release(keys, owner));
+          const results = await fanOut(this.#nodes, RELEASE_TIMEOUT_MS, (node) => node.release(keys, owner), {
+            count: this.quorum,
+            agreed: (reply) => reply !== -1,
+          });
           const takenOver = countWhere(results, (reply) => reply === -1);
           if (takenOver >= this.quorum) throw new NotLockHolderError(resource, owner);
           const answered = countWhere(results, () => true);

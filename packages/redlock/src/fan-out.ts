@@ -6,43 +6,72 @@ export type NodeResult<T> =
   | { readonly node: LockNode; readonly answered: true; readonly value: T }
   | { readonly node: LockNode; readonly answered: false; readonly reason: string };
 
-const TIMED_OUT = Symbol('timed out');
+/** Stop waiting once this many answers satisfy `agreed` (a quorum granted): the rest cannot matter. */
+export interface EnoughAnswers<T> {
+  readonly count: number;
+  agreed(value: T): boolean;
+}
 
 /**
  * Sends `request` to every node at once and collects each answer, or why there was none. Each node
  * gets at most `timeoutMs` (much shorter than the lease TTL, so a dead node cannot eat the validity);
- * a node whose connection is down fails at once instead of queueing the command.
+ * a node whose connection is down fails at once instead of queueing the command. With `enough`, it
+ * returns as soon as that many nodes agreed, without waiting for the slowest: those nodes show as
+ * unanswered, and their requests still complete (or time out) on their own.
  */
-export async function fanOut<T>(
+export function fanOut<T>(
   nodes: readonly LockNode[],
   timeoutMs: number,
   request: (node: LockNode) => Promise<T>,
+  enough?: EnoughAnswers<T>,
 ): Promise<NodeResult<T>[]> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
+  return new Promise((resolve) => {
+    const results: (NodeResult<T> | undefined)[] = nodes.map(() => undefined);
+    let settled = 0;
+    let agreed = 0;
+    let done = false;
+    const finish = (): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      resolve(
+        results.map(
+          (r, i) =>
+            r ?? {
+              node: nodes[i] as LockNode,
+              answered: false,
+              reason: 'no answer yet when a quorum had agreed',
+            },
+        ),
+      );
+    };
+    const settle = (index: number, result: NodeResult<T>): void => {
+      if (done || results[index] !== undefined) return;
+      results[index] = result;
+      settled += 1;
+      if (result.answered && enough?.agreed(result.value)) agreed += 1;
+      if (settled === nodes.length || (enough !== undefined && agreed >= enough.count)) finish();
+    };
     // Timers run before socket reads in each turn of the event loop: after a stall (a busy or
     // starved process) the timer would win against answers already waiting in the socket. One
     // setImmediate lets those answers be read first, so only a node that truly did not answer
     // counts as timed out.
-    timer = setTimeout(() => setImmediate(() => resolve(TIMED_OUT)), timeoutMs);
-  });
-  try {
-    return await Promise.all(
-      nodes.map(async (node): Promise<NodeResult<T>> => {
-        try {
-          const value = await Promise.race([request(node), timeout]);
-          if (value === TIMED_OUT) {
-            return { node, answered: false, reason: `no answer within ${timeoutMs} ms` };
+    const timer = setTimeout(
+      () =>
+        setImmediate(() => {
+          for (const [i, node] of nodes.entries()) {
+            settle(i, { node, answered: false, reason: `no answer within ${timeoutMs} ms` });
           }
-          return { node, answered: true, value };
-        } catch (error) {
-          return { node, answered: false, reason: errorMessage(error) };
-        }
-      }),
+        }),
+      timeoutMs,
     );
-  } finally {
-    clearTimeout(timer);
-  }
+    nodes.forEach((node, i) => {
+      request(node).then(
+        (value) => settle(i, { node, answered: true, value }),
+        (error: unknown) => settle(i, { node, answered: false, reason: errorMessage(error) }),
+      );
+    });
+  });
 }
 
 /** The per-node outcomes a `QuorumError` lists: who agreed, and why each other node did not. */

@@ -3,6 +3,7 @@ import { injectCluster } from '@fencekit/cluster/vitest';
 import { LockAbortedError, LockTimeoutError } from '@fencekit/core';
 import { RedlockClient } from '@fencekit/redlock';
 import { afterEach, describe, expect, it } from 'vitest';
+import { untilQueued } from '../../redis/test/support/queue.js';
 
 const { endpoints } = injectCluster('redlock');
 const clients: RedlockClient[] = [];
@@ -53,7 +54,8 @@ describe('RedlockClient', () => {
           await l.release();
         }),
       );
-      await new Promise((resolve) => setTimeout(resolve, 40));
+      // The next waiter arrives only once this one is in line.
+      await untilQueued(endpoints[0] as string, r, i + 1);
     }
     await lease.release();
     await Promise.all(pending);
