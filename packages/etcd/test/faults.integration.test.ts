@@ -133,6 +133,10 @@ describe('etcd lock under faults', () => {
 
       const lease = await holder.acquire(resource, { ttlMs: 2_000 });
       lease.signal.addEventListener('abort', () => log.record('holder lost'), { once: true });
+      // For comparison: etcd3's own lease of the same TTL on the same connection, and when it says "lost".
+      const theirs = holder.etcd.lease(2);
+      theirs.on('lost', () => log.record('etcd3 lease lost'));
+      await theirs.grant();
       await guardedPut(lease, dataKey, 'holder');
       const waiting = other.acquire(resource, { ttlMs: 2_000, waitMs: 30_000 }).then((next) => {
         log.record('other granted');
@@ -152,6 +156,19 @@ describe('etcd lock under faults', () => {
       // Counted from the last answered keep-alive, so within one TTL of the cut (plus timer lateness
       // on a busy machine) — not etcd3's 2 × TTL.
       expect(log.at('holder lost') - log.at('isolating')).toBeLessThan(2_000 + 500);
+      for (
+        let waited = 0;
+        !log.entries.some((e) => e.event === 'etcd3 lease lost') && waited < 8_000;
+        waited += 100
+      ) {
+        await delay(100);
+      }
+      const theirsAfter = log.entries.find((e) => e.event === 'etcd3 lease lost');
+      console.info(
+        `[etcd faults] ${fault}: lease.signal aborted ${(log.at('holder lost') - log.at('isolating')).toFixed(0)} ms after the cut; ` +
+          `etcd3's Lease said "lost" ${theirsAfter ? `${(theirsAfter.at - log.at('isolating')).toFixed(0)} ms` : 'not within 8 s'} after it`,
+      );
+      theirs.release();
       expect(lease.held).toBe(false);
       await guardedPut(next, dataKey, 'other');
 
