@@ -72,7 +72,7 @@ export class ZkElection implements Election {
     if (options.waitMs !== undefined) assertNonNegativeMs('waitMs', options.waitMs);
     this.#assertOpen();
     const signals = options.signal ? [options.signal, this.#closing.signal] : [this.#closing.signal];
-    const scope = waitScope(waitMs, AbortSignal.any(signals));
+    const scope = waitScope(waitMs, ...signals);
     try {
       for (;;) {
         let entry: QueueEntry | undefined;

@@ -6,6 +6,7 @@ import {
   BackendUnavailableError,
   ClientClosedError,
   DEFAULT_WAIT_MS,
+  freshLease,
   type GrantedLease,
   IndeterminateError,
   InvalidArgumentError,
@@ -146,7 +147,7 @@ export class ZkLockClient implements LockClient<bigint> {
         ? this.#grant(lease.resource, entry, lease.fence, sentAt, options.ttlMs)
         : undefined;
       if (!reclaimed) throw new LockLostError(lease.resource, `lock node ${entry.path} is gone or unsure`);
-      return reclaimed;
+      return await freshLease(reclaimed);
     } catch (error) {
       if (!this.#held.has(entry.path)) this.#abandon(entry);
       throw this.#translate(error, lease.resource, waitMs, options.signal, scope.timedOut);
@@ -163,10 +164,7 @@ export class ZkLockClient implements LockClient<bigint> {
   async acquire(resource: string, options: AcquireOptions): Promise<ZkLease> {
     const { ttlMs, waitMs, signal } = normalizeAcquire(resource, options);
     this.#assertOpen();
-    const scope = waitScope(
-      waitMs,
-      AbortSignal.any(signal ? [signal, this.#closing.signal] : [this.#closing.signal]),
-    );
+    const scope = waitScope(waitMs, signal, this.#closing.signal);
     try {
       for (;;) {
         let entry: QueueEntry | undefined;
@@ -175,12 +173,12 @@ export class ZkLockClient implements LockClient<bigint> {
           entry = joined.entry;
           const head = await this.#queue.awaitHead(entry, joined, scope.signal);
           const lease = this.#grant(resource, entry, head.czxid, head.listedAt, ttlMs);
-          if (lease) return lease;
+          if (lease) return await freshLease(lease);
           // Head while suspended: not reportable. Wait for the connection and look again.
           await this.session.ready({ signal: scope.signal });
           const again = await this.#queue.awaitHead(entry, { entry, order: [], listedAt: 0 }, scope.signal);
           const retried = this.#grant(resource, entry, again.czxid, again.listedAt, ttlMs);
-          if (retried) return retried;
+          if (retried) return await freshLease(retried);
           throw new EntryGoneError(entry, 'connection suspended at the grant');
         } catch (error) {
           if (entry) this.#abandon(entry);
@@ -206,10 +204,7 @@ export class ZkLockClient implements LockClient<bigint> {
     const { signal, ttlMs } = options;
     // One attempt still needs a bound: a suspended connection must not hold the caller forever.
     const boundMs = this.session.sessionTimeoutMs;
-    const scope = waitScope(
-      boundMs,
-      AbortSignal.any(signal ? [signal, this.#closing.signal] : [this.#closing.signal]),
-    );
+    const scope = waitScope(boundMs, signal, this.#closing.signal);
     let entry: QueueEntry | undefined;
     try {
       const joined = await this.#queue.join(this.folderOf(resource), null, scope.signal);
@@ -232,7 +227,7 @@ export class ZkLockClient implements LockClient<bigint> {
         this.#abandon(entry);
         throw new BackendUnavailableError('zookeeper', 'connection suspended while trying the lock');
       }
-      return lease;
+      return await freshLease(lease);
     } catch (error) {
       if (entry && !this.#held.has(entry.path)) this.#abandon(entry);
       throw this.#translate(error, resource, boundMs, signal, scope.timedOut);

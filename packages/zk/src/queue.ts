@@ -1,11 +1,11 @@
 import { monotonicNow } from '@fencekit/core';
-import type { Stat } from 'node-zookeeper-client';
 import { entryPrefix, newOwner, queueOrder, sequenceOf } from './paths.js';
 import type { ZkSession } from './session.js';
 import { isUncertain, ZkCode, zkCode } from './zk-errors.js';
 import { zxidOf } from './zxid.js';
 
 const EPHEMERAL_SEQUENTIAL = 3;
+const NODE_DELETED = 2;
 /** Pause before retrying after a lost reply, so a flapping connection is not hammered. */
 const RETRY_PAUSE_MS = 50;
 
@@ -50,10 +50,20 @@ export class EntryGoneError extends Error {
  * wait until it is the lowest while watching only its immediate predecessor, and leave.
  */
 export class SequentialQueue {
+  /** Per folder, the sequence number the next create is expected to get (see `join`). */
+  readonly #nextSequence = new Map<string, number>();
+
   constructor(
     private readonly session: ZkSession,
     private readonly kind: string,
   ) {}
+
+  #learnSequence(folder: string, order: readonly string[]): void {
+    const last = order.at(-1);
+    if (last === undefined) return;
+    if (this.#nextSequence.size > 1_000) this.#nextSequence.clear();
+    this.#nextSequence.set(folder, sequenceOf(last) + 1);
+  }
 
   /**
    * Creates this attempt's node under `folder` (creating the folder on first use). The create and a
@@ -67,9 +77,19 @@ export class SequentialQueue {
       signal.throwIfAborted();
       const generation = await this.session.ready({ signal });
       const listedAt = monotonicNow();
-      const created = this.session.create(prefix, data, EPHEMERAL_SEQUENTIAL, { signal });
-      const listed = this.session.children(folder, undefined, { signal });
+      // Speculative read of the node we expect to get, in the same pipeline: when the guess is right
+      // (always, for a lone client) the fence arrives with no extra round trip. A wrong guess names a
+      // node that cannot exist (the owner part is ours alone) and just reads nothing.
+      const guess = this.#nextSequence.get(folder);
+      const guessedPath = guess === undefined ? undefined : `${prefix}${String(guess).padStart(10, '0')}`;
+      const { created, listed, guessed } = this.session.pipeline(() => ({
+        created: this.session.create(prefix, data, EPHEMERAL_SEQUENTIAL, { signal }),
+        listed: this.session.children(folder, undefined, { signal }),
+        guessed:
+          guessedPath === undefined ? undefined : this.session.exists(guessedPath, undefined, { signal }),
+      }));
       listed.catch(() => {});
+      guessed?.catch(() => {});
       let path: string;
       try {
         path = await created;
@@ -95,10 +115,14 @@ export class SequentialQueue {
         generation,
         czxid: undefined,
       };
+      if (path === guessedPath) {
+        const stat = await guessed?.catch(() => null);
+        if (stat) entry.czxid = zxidOf(stat.czxid);
+      }
       try {
-        const { children, stat } = await listed;
-        entry.czxid = czxidFromFolder(entry, stat);
-        return { entry, order: queueOrder(children), listedAt };
+        const order = queueOrder((await listed).children);
+        this.#learnSequence(folder, order);
+        return { entry, order, listedAt };
       } catch {
         return { entry, order: [], listedAt };
       }
@@ -126,7 +150,13 @@ export class SequentialQueue {
         if (index === 0) return { czxid: await this.#czxid(entry, signal), listedAt };
         const predecessor = `${entry.folder}/${order[index - 1]}`;
         order = undefined;
-        await this.#untilDeleted(entry, predecessor, signal);
+        const gone = await this.#untilDeleted(entry, predecessor, signal);
+        // Sequence numbers only grow, so the entries ahead of ours can only shrink: if ours was second
+        // and the one ahead is deleted, ours is the head, with no need to list the folder again.
+        if (gone && index === 1) {
+          this.#assertAlive(entry);
+          return { czxid: await this.#czxid(entry, signal), listedAt: monotonicNow() };
+        }
       } catch (error) {
         if (!isUncertain(error)) throw error;
         order = undefined;
@@ -166,12 +196,13 @@ export class SequentialQueue {
   }
 
   /**
-   * Waits for `predecessor` to be deleted. Our own czxid is fetched in the same pipeline while we
+   * Waits for an event on `predecessor`: true when it was deleted (or already gone), false for any
+   * other change. Our own czxid is fetched in the same pipeline while we
    * wait, so the grant that follows costs one listing, not two round trips.
    */
-  async #untilDeleted(entry: QueueEntry, predecessor: string, signal: AbortSignal): Promise<void> {
-    let fire: () => void = () => {};
-    const deleted = new Promise<void>((resolve) => {
+  async #untilDeleted(entry: QueueEntry, predecessor: string, signal: AbortSignal): Promise<boolean> {
+    let fire: (deleted: boolean) => void = () => {};
+    const changed = new Promise<boolean>((resolve) => {
       fire = resolve;
     });
     const own =
@@ -181,7 +212,7 @@ export class SequentialQueue {
     // Any event on the predecessor (deleted, or data changed) sends us back to re-read the queue.
     let present = true;
     try {
-      await this.session.getData(predecessor, () => fire(), { signal });
+      await this.session.getData(predecessor, (event) => fire(event.type === NODE_DELETED), { signal });
     } catch (error) {
       if (zkCode(error) !== ZkCode.NO_NODE) throw error;
       present = false;
@@ -191,12 +222,12 @@ export class SequentialQueue {
       if (!ownStat) throw new EntryGoneError(entry, 'its node was deleted');
       entry.czxid = zxidOf(ownStat.czxid);
     }
-    if (!present) return;
+    if (!present) return true;
     let offSession: () => void = () => {};
     let onAbort: () => void = () => {};
     try {
-      await new Promise<void>((resolve, reject) => {
-        deleted.then(resolve);
+      return await new Promise<boolean>((resolve, reject) => {
+        changed.then(resolve);
         onAbort = () => reject(signal.reason);
         signal.addEventListener('abort', onAbort, { once: true });
         offSession = this.session.on((event, generation) => {
@@ -232,15 +263,6 @@ export class SequentialQueue {
       if (zkCode(error) !== ZkCode.NODE_EXISTS && !isUncertain(error)) throw error;
     }
   }
-}
-
-/**
- * ZooKeeper names a sequential node after its folder's child-version counter, and every child create
- * or delete bumps that counter and sets the folder's pzxid. So if the folder's cversion is exactly
- * our sequence + 1, nothing changed after our create and pzxid *is* our node's czxid, saving a read.
- */
-function czxidFromFolder(entry: QueueEntry, folder: Stat): bigint | undefined {
-  return folder.cversion === sequenceOf(entry.name) + 1 ? zxidOf(folder.pzxid) : undefined;
 }
 
 function pause(ms: number, signal?: AbortSignal): Promise<void> {

@@ -1,6 +1,8 @@
 /**
- * One bounded wait: aborted by the caller's signal or when `waitMs` runs out, whichever comes first,
- * and able to say which of the two ended it. `dispose()` clears the timer.
+ * One bounded wait: aborted by any of the given signals or when `waitMs` runs out, whichever comes
+ * first, and able to say which ended it. `dispose()` clears the timer and the listeners.
+ * (Listeners instead of `AbortSignal.any`, which costs tens of microseconds per call on Node 20 and
+ * sits on every acquire.)
  */
 export interface WaitScope {
   readonly signal: AbortSignal;
@@ -8,10 +10,14 @@ export interface WaitScope {
   dispose(): void;
 }
 
-export function waitScope(waitMs: number, signal: AbortSignal | undefined): WaitScope {
+export function waitScope(waitMs: number, ...signals: (AbortSignal | undefined)[]): WaitScope {
   const controller = new AbortController();
   let timedOut = false;
-  const onAbort = () => controller.abort(signal?.reason);
+  const sources = signals.filter((s): s is AbortSignal => s !== undefined);
+  const listeners = sources.map((source) => {
+    const onAbort = () => controller.abort(source.reason);
+    return { source, onAbort };
+  });
   // An infinite wait (a campaign bounded only by its signal) needs no timer.
   const timer = Number.isFinite(waitMs)
     ? setTimeout(() => {
@@ -19,8 +25,13 @@ export function waitScope(waitMs: number, signal: AbortSignal | undefined): Wait
         controller.abort(new Error(`wait of ${waitMs} ms ran out`));
       }, waitMs)
     : undefined;
-  if (signal?.aborted) onAbort();
-  else signal?.addEventListener('abort', onAbort, { once: true });
+  for (const { source, onAbort } of listeners) {
+    if (source.aborted) {
+      onAbort();
+      break;
+    }
+    source.addEventListener('abort', onAbort, { once: true });
+  }
   return {
     signal: controller.signal,
     get timedOut() {
@@ -28,7 +39,7 @@ export function waitScope(waitMs: number, signal: AbortSignal | undefined): Wait
     },
     dispose() {
       clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
+      for (const { source, onAbort } of listeners) source.removeEventListener('abort', onAbort);
     },
   };
 }
