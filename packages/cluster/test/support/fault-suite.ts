@@ -185,4 +185,36 @@ export function faultSuite(provider: ProviderName): void {
       }
     });
   });
+
+  describe('zookeeper, 1 node', () => {
+    let cluster: Cluster;
+    beforeAll(async () => {
+      cluster = await startCluster({ topology: 'zookeeper', nodes: 1, provider });
+    });
+    afterAll(() => cluster?.close());
+
+    // On an ensemble the same jump makes the leader drop its followers (syncLimit) and an election follows, which
+    // renews sessions; a single server shows the clock's effect on session expiry alone.
+    it("a +30 s clock jump expires a 20 s session's ephemeral node (the JVM honours the shim)", async () => {
+      const owner = await zookeeperClient(cluster.endpoints, 15_000, 20_000);
+      try {
+        await owner.createEphemeral('/owned');
+        await cluster.faults.clock('n1', { offsetMs: 30_000 });
+        const observer = await zookeeperClient(cluster.endpoints);
+        try {
+          let exists = true;
+          for (let i = 0; i < 50 && exists; i++) {
+            await pause(200);
+            exists = await observer.exists('/owned');
+          }
+          expect(exists).toBe(false);
+        } finally {
+          observer.close();
+        }
+      } finally {
+        owner.close();
+        await cluster.faults.heal();
+      }
+    });
+  });
 }
