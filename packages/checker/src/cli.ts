@@ -294,7 +294,11 @@ function toJson(file: string, options: CliOptions, outcome: Outcome): unknown {
       ...(r.error === undefined ? {} : { error: r.error }),
       stats: r.stats,
       ...(lin.partitions === undefined
-        ? { violations: r.violations.slice(0, JSON_VIOLATIONS), violationCount: r.violations.length }
+        ? {
+            resources: perResource(r, outcome.drawn),
+            violations: r.violations.slice(0, JSON_VIOLATIONS),
+            violationCount: r.violations.length,
+          }
         : {
             partitions: lin.partitions.map((p) => ({
               key: p.key ?? null,
@@ -325,6 +329,22 @@ function toJson(file: string, options: CliOptions, outcome: Outcome): unknown {
     verdict: outcome.composite.verdict,
     checks,
   };
+}
+
+/**
+ * A lock check's verdict per protected resource (the `key` of the resource's lines; "" when there is
+ * one): illegal where a violation names it, otherwise the check's own verdict.
+ */
+function perResource(r: CheckResult, history: Outcome['drawn']): Record<string, Verdict> {
+  const verdicts: Record<string, Verdict> = {};
+  for (const e of history as readonly { process?: unknown; key?: string }[]) {
+    if (e.process === RESOURCE_PROCESS) verdicts[e.key ?? ''] = r.verdict === 'illegal' ? 'ok' : r.verdict;
+  }
+  for (const v of r.violations) {
+    const key = (v as { key?: unknown }).key;
+    verdicts[typeof key === 'string' ? key : ''] = 'illegal';
+  }
+  return verdicts;
 }
 
 /** JSON has no Infinity (an open interval's end) nor bigint: write them as strings. */

@@ -88,7 +88,11 @@ describe('fencekit-check lock checkers', () => {
     const { code, out } = await run(file, '--checker', 'mutex,fence,inventory', '--json');
     expect(code).toBe(1);
     const json = JSON.parse(out);
-    expect(json.checks.mutex).toMatchObject({ verdict: 'illegal', violationCount: 1 });
+    expect(json.checks.mutex).toMatchObject({
+      verdict: 'illegal',
+      violationCount: 1,
+      resources: { '': 'illegal' },
+    });
     expect(json.checks.mutex.violations[0]).toMatchObject({
       first: { client: 1, fence: '1' },
       second: { client: 2, fence: '2' },
@@ -112,6 +116,16 @@ describe('fencekit-check lock checkers', () => {
     const all = await run(file, '--checker', 'all');
     expect(all.code).toBe(0);
     expect(all.out.match(/: ok/g)).toHaveLength(6);
+  });
+
+  it('gives a verdict per protected resource (key) with --json', async () => {
+    const h = new HistoryBuilder()
+      .section(1, 1, 10, 30, 'a')
+      .section(2, 2, 20, 40, 'a')
+      .section(3, 3, 10, 40, 'b');
+    const { code, out } = await run(await writeHistory('keys.jsonl', h), '--checker', 'mutex', '--json');
+    expect(code).toBe(1);
+    expect(JSON.parse(out).checks.mutex.resources).toEqual({ a: 'illegal', b: 'ok' });
   });
 
   it('exits 2 when a check cannot decide (no fences to judge)', async () => {
