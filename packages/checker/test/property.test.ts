@@ -52,7 +52,7 @@ function sequentialHistory(steps: readonly RegisterStep[]): Operation[] {
 describe('property: histories from a sequential execution', () => {
   it('are always ok', () => {
     fc.assert(
-      fc.property(fc.array(registerStep, { minLength: 1, maxLength: 60 }), (steps) => {
+      fc.property(fc.array(registerStep, { minLength: 1, maxLength: 160 }), (steps) => {
         const result = checkLinearizable(sequentialHistory(steps), casRegister(), { timeoutMs: 10_000 });
         expect(result.verdict).toBe('ok');
       }),
@@ -115,6 +115,26 @@ function randomOps(model: 'register' | 'kv' | 'mutex') {
   );
 }
 
+describe('property: the search agrees with a naive memoised search on longer histories', () => {
+  it('on sequential cas-register histories with two outputs swapped (often illegal, needs backtracking)', () => {
+    const swapped = fc.tuple(fc.array(registerStep, { minLength: 2, maxLength: 90 }), fc.nat(), fc.nat());
+    fc.assert(
+      fc.property(swapped, fc.boolean(), ([steps, i, j], convict) => {
+        const ops = sequentialHistory(steps);
+        const reads = ops.filter((op) => op.f === 'read' || op.f === 'cas');
+        if (reads.length >= 2) {
+          const a = reads[i % reads.length] as Operation;
+          const b = reads[j % reads.length] as Operation;
+          if (a.f === b.f) [a.output, b.output] = [b.output, a.output];
+        }
+        const expected = referenceLinearizable(ops, casRegister()) ? 'ok' : 'illegal';
+        expect(checkLinearizable(ops, casRegister(), { timeoutMs: 10_000, convict }).verdict).toBe(expected);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
 describe('property: the search agrees with brute force', () => {
   const cases: [string, 'register' | 'kv' | 'mutex', () => AnyModel][] = [
     ['cas-register', 'register', () => casRegister()],
@@ -128,7 +148,7 @@ describe('property: the search agrees with brute force', () => {
           const expected = referenceLinearizable(ops, model()) ? 'ok' : 'illegal';
           expect(checkLinearizable(ops, model(), { timeoutMs: 10_000, convict }).verdict).toBe(expected);
         }),
-        { numRuns: 1500 },
+        { numRuns: 1000 },
       );
     });
   }

@@ -1,7 +1,12 @@
 /**
  * The set of search configurations already explored: (linearized ops as a bitset, state id), as in
  * porcupine. Open addressing over typed arrays, so a lookup allocates nothing; the caller passes a
- * hash it maintains incrementally, so the bitset is only read on a hash match.
+ * hash it maintains incrementally, so the stored bits are only read on a hash match.
+ *
+ * Only a window of the bitset is stored: in a long history the completed ops below some word are all
+ * placed and those above some word none, so a configuration is (first non-full word `low`, the words
+ * `[low, high)`, and the words of the optional ops `[optionalFrom, words)`). An entry costs a few words
+ * whatever the history's length, instead of one bit per op.
  */
 export class ConfigCache {
   #slots: Int32Array;
@@ -10,9 +15,14 @@ export class ConfigCache {
   #capacity: number;
   #hash: Int32Array;
   #state: Int32Array;
-  #bits: Uint32Array;
+  #low: Int32Array;
+  #offset: Int32Array;
+  #length: Int32Array;
+  #arena: Uint32Array;
+  #arenaUsed = 0;
 
   constructor(
+    private readonly optionalFrom: number,
     private readonly words: number,
     initialSlots = 1 << 10,
   ) {
@@ -21,7 +31,10 @@ export class ConfigCache {
     this.#capacity = initialSlots >> 1;
     this.#hash = new Int32Array(this.#capacity);
     this.#state = new Int32Array(this.#capacity);
-    this.#bits = new Uint32Array(this.#capacity * words);
+    this.#low = new Int32Array(this.#capacity);
+    this.#offset = new Int32Array(this.#capacity);
+    this.#length = new Int32Array(this.#capacity);
+    this.#arena = new Uint32Array(this.#capacity * 4);
   }
 
   /** Configurations recorded. */
@@ -31,27 +44,38 @@ export class ConfigCache {
 
   /** Bytes held, counting the next growth's old and new arrays side by side once it is near. */
   get peakBytes(): number {
-    const bytes =
-      this.#slots.byteLength + this.#hash.byteLength + this.#state.byteLength + this.#bits.byteLength;
-    return this.#count * 8 >= this.#capacity * 7 ? bytes * 3 : bytes;
+    const index = this.#slots.byteLength + this.#capacity * 20;
+    const near = this.#count * 8 >= this.#capacity * 7 || this.#arenaUsed * 8 >= this.#arena.length * 7;
+    return near ? (index + this.#arena.byteLength) * 3 : index + this.#arena.byteLength;
   }
 
-  /** Records (bits, state) and returns true, or returns false if it was already explored. */
-  add(hash: number, state: number, bits: Uint32Array): boolean {
+  /**
+   * Records the configuration and returns true, or returns false if it was already explored. `bits`
+   * is the whole bitset; words below `low` must be full and words in `[high, optionalFrom)` empty.
+   */
+  add(hash: number, state: number, bits: Uint32Array, low: number, high: number): boolean {
     const slots = this.#slots;
     const mask = this.#mask;
-    const stored = this.#bits;
+    const arena = this.#arena;
+    const optionalFrom = this.optionalFrom;
     const W = this.words;
+    const length = high - low + (W - optionalFrom);
     let i = hash & mask;
     for (;;) {
       const e = slots[i] as number;
       if (e === 0) break;
       const entry = e - 1;
-      if (this.#hash[entry] === hash && this.#state[entry] === state) {
-        const base = entry * W;
-        let w = 0;
-        while (w < W && stored[base + w] === bits[w]) w++;
-        if (w === W) return false;
+      if (
+        this.#hash[entry] === hash &&
+        this.#state[entry] === state &&
+        this.#low[entry] === low &&
+        this.#length[entry] === length
+      ) {
+        let at = this.#offset[entry] as number;
+        let same = true;
+        for (let w = low; w < high && same; w++) same = arena[at++] === bits[w];
+        for (let w = optionalFrom; w < W && same; w++) same = arena[at++] === bits[w];
+        if (same) return false;
       }
       i = (i + 1) & mask;
     }
@@ -60,27 +84,40 @@ export class ConfigCache {
       i = hash & this.#mask;
       while (this.#slots[i] !== 0) i = (i + 1) & this.#mask;
     }
+    if (this.#arenaUsed + length > this.#arena.length) {
+      const arenaGrown = new Uint32Array(Math.max(this.#arena.length * 2, this.#arenaUsed + length));
+      arenaGrown.set(this.#arena.subarray(0, this.#arenaUsed));
+      this.#arena = arenaGrown;
+    }
     const entry = this.#count++;
     this.#slots[i] = entry + 1;
     this.#hash[entry] = hash;
     this.#state[entry] = state;
-    const base = entry * W;
-    for (let w = 0; w < W; w++) this.#bits[base + w] = bits[w] as number;
+    this.#low[entry] = low;
+    this.#length[entry] = length;
+    this.#offset[entry] = this.#arenaUsed;
+    const out = this.#arena;
+    let at = this.#arenaUsed;
+    for (let w = low; w < high; w++) out[at++] = bits[w] as number;
+    for (let w = optionalFrom; w < W; w++) out[at++] = bits[w] as number;
+    this.#arenaUsed = at;
     return true;
   }
 
   #grow(): void {
     const slotsLength = this.#slots.length * 2;
-    this.#capacity = slotsLength >> 1;
-    const hash = new Int32Array(this.#capacity);
-    hash.set(this.#hash);
-    this.#hash = hash;
-    const state = new Int32Array(this.#capacity);
-    state.set(this.#state);
-    this.#state = state;
-    const bits = new Uint32Array(this.#capacity * this.words);
-    bits.set(this.#bits);
-    this.#bits = bits;
+    const capacity = slotsLength >> 1;
+    const widen = (old: Int32Array): Int32Array => {
+      const grown = new Int32Array(capacity);
+      grown.set(old);
+      return grown;
+    };
+    this.#capacity = capacity;
+    this.#hash = widen(this.#hash);
+    this.#state = widen(this.#state);
+    this.#low = widen(this.#low);
+    this.#offset = widen(this.#offset);
+    this.#length = widen(this.#length);
     this.#slots = new Int32Array(slotsLength);
     this.#mask = slotsLength - 1;
     for (let entry = 0; entry < this.#count; entry++) {

@@ -30,7 +30,7 @@ export class Search {
   steps = 0;
   /** Most completed ops placed at once, and the slots placed at that moment (for witnesses). */
   bestDepth = 0;
-  bestPath: Int32Array = new Int32Array(0);
+  #bestPath: Int32Array = new Int32Array(0);
   /** When ok: the slots in linearization order. */
   linearization: Int32Array | undefined;
 
@@ -44,7 +44,18 @@ export class Search {
   readonly #readOnly: Uint8Array;
   readonly #unreachable: Reachability<unknown> | undefined;
   readonly #isPlaced = (slot: number): boolean =>
-    ((this.#bits[slot >>> 5] as number) & (1 << (slot & 31))) !== 0;
+    ((this.#bits[this.#wordOf[slot] as number] as number) & (this.#maskOf[slot] as number)) !== 0;
+  /** Bit of each slot: completed ops fill words [0, requiredWords), optional ops start on a fresh word. */
+  readonly #wordOf: Int32Array;
+  readonly #maskOf: Int32Array;
+  /** Per completed-op word, the value it has once all its ops are placed. */
+  readonly #fullWord: Uint32Array;
+  readonly #requiredWords: number;
+  /** The placed completed ops' window: words below `low` full, from `high` on empty. */
+  #low = 0;
+  #high = 0;
+  /** True while the current stack is the deepest placement seen and not yet copied to `bestPath`. */
+  #atBest = false;
   readonly #stackSlot: Int32Array;
   readonly #stackState: Int32Array;
   readonly #stackForced: Uint8Array;
@@ -63,8 +74,20 @@ export class Search {
     this.#layout = layout;
     const n = layout.ops.length;
     this.prepared = layout.ops.map((op) => model.prepare(op));
-    this.#bits = new Uint32Array(Math.max(1, Math.ceil(n / 32)));
-    this.cache = new ConfigCache(this.#bits.length);
+    const R = layout.required;
+    const requiredWords = Math.ceil(R / 32);
+    this.#requiredWords = requiredWords;
+    this.#bits = new Uint32Array(Math.max(1, requiredWords + Math.ceil((n - R) / 32)));
+    this.cache = new ConfigCache(requiredWords, this.#bits.length);
+    this.#wordOf = new Int32Array(n);
+    this.#maskOf = new Int32Array(n);
+    for (let slot = 0; slot < n; slot++) {
+      const index = slot < R ? slot : slot - R;
+      this.#wordOf[slot] = (slot < R ? 0 : requiredWords) + (index >>> 5);
+      this.#maskOf[slot] = 1 << (index & 31);
+    }
+    this.#fullWord = new Uint32Array(requiredWords).fill(0xffffffff);
+    if (R % 32 !== 0) this.#fullWord[requiredWords - 1] = (2 ** (R % 32) - 1) >>> 0;
     this.#zobrist = new Int32Array(n);
     let seed = 0x2545f491;
     for (let i = 0; i < n; i++) {
@@ -99,6 +122,15 @@ export class Search {
     }
   }
 
+  /** The slots placed at the deepest point so far (outside `run`). */
+  get bestPath(): Int32Array {
+    if (this.#atBest) {
+      this.#bestPath = this.#stackSlot.slice(0, this.#sp);
+      this.#atBest = false;
+    }
+    return this.#bestPath;
+  }
+
   get status(): SearchStatus {
     return this.#status;
   }
@@ -110,6 +142,8 @@ export class Search {
 
   #save(
     status: SearchStatus,
+    low: number,
+    high: number,
     sp: number,
     phase: number,
     entry: number,
@@ -119,6 +153,8 @@ export class Search {
     hash: number,
     steps: number,
   ): SearchStatus {
+    this.#low = low;
+    this.#high = high;
     this.#sp = sp;
     this.#phase = phase;
     this.#entry = entry;
@@ -137,7 +173,7 @@ export class Search {
     if (unreachable === undefined) return false;
     const bits = this.#bits;
     for (const watched of unreachable.watch) {
-      if (watched === slot || ((bits[watched >>> 5] as number) & (1 << (watched & 31))) !== 0) continue;
+      if (watched === slot || this.#isPlaced(watched)) continue;
       if (unreachable.test(state, watched, this.#isPlaced)) return true;
     }
     return false;
@@ -157,6 +193,12 @@ export class Search {
     const zobrist = this.#zobrist;
     const twin = this.#twin;
     const readOnly = this.#readOnly;
+    const wordOf = this.#wordOf;
+    const maskOf = this.#maskOf;
+    const fullWord = this.#fullWord;
+    const requiredWords = this.#requiredWords;
+    let low = this.#low;
+    let high = this.#high;
     const unreachable = this.#unreachable;
     const stackSlot = this.#stackSlot;
     const stackState = this.#stackState;
@@ -175,9 +217,21 @@ export class Search {
     for (;;) {
       if ((++iterations & 1023) === 0) {
         if (performance.now() > deadline)
-          return this.#save('running', sp, phase, entry, limit, current, placed, hash, steps);
+          return this.#save('running', low, high, sp, phase, entry, limit, current, placed, hash, steps);
         if (this.bytes > memoryBytes)
-          return this.#save('out-of-memory', sp, phase, entry, limit, current, placed, hash, steps);
+          return this.#save(
+            'out-of-memory',
+            low,
+            high,
+            sp,
+            phase,
+            entry,
+            limit,
+            current,
+            placed,
+            hash,
+            steps,
+          );
       }
       let backtrack = false;
       let slot = entry;
@@ -194,7 +248,7 @@ export class Search {
         backtrack = true;
       } else {
         const t = twin[entry] as number;
-        if (t !== -1 && ((bits[t >>> 5] as number) & (1 << (t & 31))) === 0) {
+        if (t !== -1 && ((bits[wordOf[t] as number] as number) & (maskOf[t] as number)) === 0) {
           entry = optNext[entry] as number;
           continue;
         }
@@ -216,11 +270,17 @@ export class Search {
           entry = isRequired ? (next[entry] as number) : (optNext[entry] as number);
           continue;
         }
-        const word = slot >>> 5;
-        const mask = 1 << (slot & 31);
+        const word = wordOf[slot] as number;
+        const mask = maskOf[slot] as number;
         bits[word] = (bits[word] as number) | mask;
         hash ^= zobrist[slot] as number;
-        if (cache.add(mix(hash, sid), sid, bits)) {
+        const oldLow = low;
+        const oldHigh = high;
+        if (isRequired) {
+          if (word >= high) high = word + 1;
+          while (low < requiredWords && bits[low] === fullWord[low]) low++;
+        }
+        if (cache.add(mix(hash, sid), sid, bits, low, high)) {
           stackSlot[sp] = slot;
           stackState[sp] = current;
           stackForced[sp] = readOnly[slot] as number;
@@ -236,11 +296,11 @@ export class Search {
             placed++;
             if (placed > this.bestDepth) {
               this.bestDepth = placed;
-              this.bestPath = stackSlot.slice(0, sp);
+              this.#atBest = true; // copied lazily, when the search first backs out of it
             }
             if (placed === R) {
               this.linearization = stackSlot.slice(0, sp);
-              return this.#save('ok', sp, phase, entry, limit, current, placed, hash, steps);
+              return this.#save('ok', low, high, sp, phase, entry, limit, current, placed, hash, steps);
             }
           } else {
             optNext[optPrev[slot] as number] = optNext[slot] as number;
@@ -252,6 +312,8 @@ export class Search {
         }
         bits[word] = (bits[word] as number) & ~mask;
         hash ^= zobrist[slot] as number;
+        low = oldLow;
+        high = oldHigh;
         if (readOnly[slot] === 0) {
           entry = isRequired ? (next[entry] as number) : (optNext[entry] as number);
           continue;
@@ -260,13 +322,21 @@ export class Search {
       }
       // Backtrack: undo placements until one that had alternatives (a non-forced one).
       for (;;) {
-        if (sp === 0) return this.#save('illegal', sp, phase, entry, limit, current, placed, hash, steps);
+        if (this.#atBest) {
+          this.#bestPath = stackSlot.slice(0, sp);
+          this.#atBest = false;
+        }
+        if (sp === 0)
+          return this.#save('illegal', low, high, sp, phase, entry, limit, current, placed, hash, steps);
         sp--;
         slot = stackSlot[sp] as number;
         current = stackState[sp] as number;
-        bits[slot >>> 5] = (bits[slot >>> 5] as number) & ~(1 << (slot & 31));
+        const word = wordOf[slot] as number;
+        bits[word] = (bits[word] as number) & ~(maskOf[slot] as number);
         hash ^= zobrist[slot] as number;
         if (slot < R) {
+          if (word < low) low = word;
+          if (word + 1 === high) while (high > low && bits[high - 1] === 0) high--;
           placed--;
           const r = n + slot;
           next[prev[r] as number] = r;
