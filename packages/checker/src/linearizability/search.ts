@@ -171,7 +171,6 @@ export class Search {
   #strands(state: unknown, slot: number): boolean {
     const unreachable = this.#unreachable;
     if (unreachable === undefined) return false;
-    const bits = this.#bits;
     for (const watched of unreachable.watch) {
       if (watched === slot || this.#isPlaced(watched)) continue;
       if (unreachable.test(state, watched, this.#isPlaced)) return true;
