@@ -82,7 +82,9 @@ export async function main(argv: readonly string[], io: Io = defaultIo): Promise
           .join(' · '),
         timeUnit: outcome.format === 'jsonl' ? 'ns' : 'index',
       });
-      await writeFile(options.html, html);
+      await writeFile(options.html, html).catch((error: Error) => {
+        throw new BadInputError(`cannot write the HTML report to ${options.html}: ${error.message}`);
+      });
     }
     return EXIT[verdict];
   } catch (error) {

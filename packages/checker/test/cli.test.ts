@@ -149,6 +149,16 @@ describe('fencekit-check bad input', () => {
     [[`${DATA}/porcupine/jepsen/etcd_000.log`, '--model', 'register', '--timeout', 'soon'], /duration/],
     [[`${DATA}/knossos/mutex/bad/etcd.edn`, '--checker', 'mutex'], /read harness histories \(jsonl\)/],
     [[`${DATA}/porcupine/jepsen/etcd_000.log`, '--checker', 'paxos'], /"paxos" is not one of/],
+    [
+      [
+        `${DATA}/porcupine/jepsen/etcd_101.log`,
+        '--model',
+        'cas-register',
+        '--html',
+        '/nonexistent/dir/r.html',
+      ],
+      /cannot write the HTML report/,
+    ],
   ])('exits 3 for %j', async (argv, message) => {
     const { code, err } = await run(...argv);
     expect(code).toBe(3);
