@@ -1,3 +1,6 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError, isFencekitError, monotonicNow, withLock } from '@fencekit/core';
 import { EtcdClient, guardedPut } from '@fencekit/etcd';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -117,6 +120,24 @@ describe('etcd lock: liveness and misuse', () => {
       String(error),
     ).toBe(true);
     await dead.close();
+  });
+
+  it('a process that used the client exits on its own after close()', async () => {
+    const script = fileURLToPath(new URL('./support/close-process.mjs', import.meta.url));
+    const child = spawn(process.execPath, [script, hosts.join(','), runPrefix], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const exited = once(child, 'exit');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    const [code, signal] = (await exited) as [number | null, NodeJS.Signals | null];
+    clearTimeout(timer);
+    expect(output).toContain('closed');
+    expect(signal, 'the process had to be killed: something kept it alive after close()').toBeNull();
+    expect(code).toBe(0);
   });
 
   it('bad options are InvalidArgumentErrors', () => {
