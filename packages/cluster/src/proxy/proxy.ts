@@ -150,8 +150,11 @@ export class FaultProxy {
     }
   }
 
+  /** Adds a toxic, replacing one of the same type and direction (so `latency(…)` twice sets, not sums). */
   addToxic(toxic: Toxic): void {
-    this.setToxics([...this.toxics, toxic]);
+    const same = (t: Toxic) =>
+      t.type === toxic.type && (t.direction ?? 'both') === (toxic.direction ?? 'both');
+    this.setToxics([...this.toxics.filter((t) => !same(t)), toxic]);
   }
 
   get activeToxics(): readonly Toxic[] {
