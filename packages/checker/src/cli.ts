@@ -268,11 +268,22 @@ function summary(file: string, outcome: Outcome): string {
         `    ${partitions.length} partitions: ${count('ok')} ok, ${count('illegal')} illegal, ${count('unknown')} unknown`,
       );
     }
+    const figures = flatFigures(r.stats);
+    if (figures !== '') lines.push(`    ${figures}`);
     for (const v of r.violations.slice(0, 5)) lines.push(`    - ${describeViolation(v)}`);
     if (r.violations.length > 5)
       lines.push(`    … ${r.violations.length - 5} more (--json or --html for all)`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** `sections 120, overlaps 0, …`: the numeric stats of a check, for the human summary. */
+function flatFigures(stats: unknown): string {
+  if (typeof stats !== 'object' || stats === null) return '';
+  return Object.entries(stats)
+    .filter((entry): entry is [string, number] => typeof entry[1] === 'number')
+    .map(([k, v]) => `${k} ${Number.isInteger(v) ? v : v.toFixed(2)}`)
+    .join(', ');
 }
 
 function describeViolation(v: unknown): string {
