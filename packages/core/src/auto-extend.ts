@@ -133,7 +133,11 @@ export function autoExtend<F extends Fence | undefined>(
           giveUp(error);
           return;
         }
-        options.onRetry?.(error);
+        try {
+          options.onRetry?.(error);
+        } catch {
+          // A failing observer must not stop the extension loop or reject this promise.
+        }
         schedule(backoff.next());
       },
     );

@@ -65,11 +65,17 @@ export async function withLock<T, F extends Fence | undefined>(
     !(options.signal?.aborted && extension.signal.reason === options.signal.reason);
   const lostReason = abortedForLease ? extension.signal.reason : undefined;
   await extension.stop();
-  const release = lease.release().catch((error: unknown) => options.onReleaseError?.(error));
+  const report = (error: unknown): void => {
+    try {
+      options.onReleaseError?.(error);
+    } catch {
+      // The observer's own failure must not replace fn's outcome either.
+    }
+  };
+  const release = lease.release().catch(report);
   // A backend that stopped answering must not hold the caller: after one TTL the lease is gone anyway.
-  if (!(await settleWithin(release, options.ttlMs))) {
-    options.onReleaseError?.(new IndeterminateError(lease.resource, 'release'));
-  }
+  if (!(await settleWithin(release, options.ttlMs)))
+    report(new IndeterminateError(lease.resource, 'release'));
   if (!outcome.ok) throw outcome.error;
   if (lostReason !== undefined) {
     throw lostReason instanceof LockLostError
