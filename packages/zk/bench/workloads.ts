@@ -23,6 +23,8 @@ export async function runInterleaved(
   contenders: Record<string, Cycle>,
   rounds: number,
   blockMs: number,
+  /** Runs once per round after the contenders (the contended ring), under the same conditions. */
+  alsoEachRound: () => Promise<void> = async () => {},
 ): Promise<Record<string, UncontendedResult>> {
   const names = Object.keys(contenders);
   const durations = new Map(names.map((n) => [n, [] as number[]]));
@@ -43,6 +45,7 @@ export async function runInterleaved(
         }
         elapsed.set(name, elapsed.get(name)! + (last - start));
       }
+      await alsoEachRound();
     }
   } finally {
     await Promise.all(names.map((n) => contenders[n]!.close()));
@@ -67,53 +70,71 @@ export interface ContendedResult {
   grantsPerClient: number[];
 }
 
+interface Grant {
+  client: number;
+  grantedAt: number;
+  releasedAt: number;
+}
+
 /**
- * `clients` lock clients (each its own ZooKeeper session) taking turns on one resource for `seconds`.
+ * `clients` lock clients (each its own ZooKeeper session) taking turns on one resource, in blocks of
+ * `blockMs` that the caller interleaves with other measurements (`block()`), then `result()`.
  * Handoff = from the holder calling release() to the next holder's acquire() resolving.
  */
-export async function runContended(
-  servers: string,
-  resource: string,
-  clients: number,
-  seconds: number,
-  holdMs: number,
-): Promise<ContendedResult> {
-  const lockers = Array.from(
-    { length: clients },
-    () => new ZkLockClient({ servers, sessionTimeoutMs: 10_000 }),
-  );
-  const grants: { client: number; grantedAt: number; releasedAt: number }[] = [];
-  try {
-    for (const locker of lockers) await (await locker.acquire(resource, { ttlMs: 30_000 })).release();
-    const end = performance.now() + seconds * 1000;
+export class ContendedRing {
+  readonly #lockers: ZkLockClient[];
+  readonly #grants: Grant[] = [];
+  readonly #handoffs: number[] = [];
+  #grantedMs = 0;
+
+  constructor(
+    servers: string,
+    private readonly resource: string,
+    clients: number,
+    private readonly holdMs: number,
+  ) {
+    this.#lockers = Array.from(
+      { length: clients },
+      () => new ZkLockClient({ servers, sessionTimeoutMs: 10_000 }),
+    );
+  }
+
+  async block(blockMs: number): Promise<void> {
+    const end = performance.now() + blockMs;
+    const grants: Grant[] = [];
     await Promise.all(
-      lockers.map(async (locker, client) => {
+      this.#lockers.map(async (locker, client) => {
         while (performance.now() < end) {
-          const lease = await locker.acquire(resource, { ttlMs: 30_000, waitMs: 30_000 });
+          const lease = await locker.acquire(this.resource, { ttlMs: 30_000, waitMs: 30_000 });
           const grantedAt = performance.now();
-          if (holdMs > 0) await new Promise((r) => setTimeout(r, holdMs));
-          const releasedAt = performance.now();
-          grants.push({ client, grantedAt, releasedAt });
+          if (this.holdMs > 0) await new Promise((r) => setTimeout(r, this.holdMs));
+          grants.push({ client, grantedAt, releasedAt: performance.now() });
           await lease.release();
         }
       }),
     );
-  } finally {
-    await Promise.all(lockers.map((l) => l.close()));
+    grants.sort((a, b) => a.grantedAt - b.grantedAt);
+    for (let i = 1; i < grants.length; i++) {
+      const previous = grants[i - 1]!;
+      const next = grants[i]!;
+      if (next.client !== previous.client) this.#handoffs.push(next.grantedAt - previous.releasedAt);
+    }
+    this.#grantedMs += (grants.at(-1)?.grantedAt ?? 0) - (grants[0]?.grantedAt ?? 0);
+    this.#grants.push(...grants);
   }
-  grants.sort((a, b) => a.grantedAt - b.grantedAt);
-  const handoffs: number[] = [];
-  for (let i = 1; i < grants.length; i++) {
-    const previous = grants[i - 1]!;
-    const next = grants[i]!;
-    if (next.client !== previous.client) handoffs.push(next.grantedAt - previous.releasedAt);
+
+  result(): ContendedResult {
+    return {
+      grantsPerSecond: (this.#grants.length * 1000) / Math.max(1, this.#grantedMs),
+      handoffP50Ms: percentile(this.#handoffs, 0.5),
+      handoffP99Ms: percentile(this.#handoffs, 0.99),
+      grantsPerClient: this.#lockers.map(
+        (_, client) => this.#grants.filter((g) => g.client === client).length,
+      ),
+    };
   }
-  const first = grants[0]?.grantedAt ?? 0;
-  const last = grants.at(-1)?.grantedAt ?? 0;
-  return {
-    grantsPerSecond: ((grants.length - 1) * 1000) / Math.max(1, last - first),
-    handoffP50Ms: percentile(handoffs, 0.5),
-    handoffP99Ms: percentile(handoffs, 0.99),
-    grantsPerClient: lockers.map((_, client) => grants.filter((g) => g.client === client).length),
-  };
+
+  close(): Promise<unknown> {
+    return Promise.all(this.#lockers.map((l) => l.close()));
+  }
 }
