@@ -1,4 +1,4 @@
-import { EtcdClient } from '@fencekit/etcd';
+import { EtcdClient, guardedPut } from '@fencekit/etcd';
 import type { BackendFactory } from './types.js';
 
 /** Server start-up code, loaded only by the coordinator: client processes never touch it. */
@@ -23,6 +23,11 @@ export const etcdBackend: BackendFactory = {
   },
   async connect({ endpoints, namespace }) {
     const client = new EtcdClient({ hosts: endpoints, prefix: namespace });
-    return { locks: client, elections: client, close: () => client.close() };
+    return {
+      locks: client,
+      elections: client,
+      guardedWrite: (lease, key, value) => guardedPut(lease, `${namespace}/data/${key}`, value),
+      close: () => client.close(),
+    };
   },
 };

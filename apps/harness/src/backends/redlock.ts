@@ -28,10 +28,12 @@ export const redlockBackend: BackendFactory = {
   async deploy({ provider, signal }) {
     return (await servers()).deployCluster('redlock', 'redis-independent', 5, provider, signal);
   },
-  async connect({ endpoints, namespace }) {
+  async connect({ endpoints, namespace, ttlMs }) {
     const locks = new RedlockClient({
       nodes: endpoints.map((e) => `redis://${e}`),
       keyPrefix: `${namespace}:`,
+      // Queue entries left on nodes a waiter can no longer reach (cut, clock-jumped) expire within a TTL.
+      waiterTtlMs: Math.max(500, ttlMs),
     });
     return { locks, close: () => locks.close() };
   },

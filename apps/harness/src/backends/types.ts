@@ -1,4 +1,4 @@
-import type { ElectionClient, Fence, LockClient } from '@fencekit/core';
+import type { ElectionClient, Fence, Lease, LockClient } from '@fencekit/core';
 
 export const BACKENDS = ['memory', 'redis', 'redlock', 'zk', 'etcd'] as const;
 export type BackendName = (typeof BACKENDS)[number];
@@ -48,6 +48,12 @@ export interface ClientBackend {
   readonly locks: LockClient<Fence | undefined>;
   /** A native election recipe; without one the election workload campaigns with the lock. */
   readonly elections?: ElectionClient;
+  /**
+   * The store's own guard, where it has one (etcd Txn on the lock key's create revision, ZooKeeper
+   * multi check + set): writes `value` under `key` in the store only while `lease` still holds, and
+   * throws `StaleFenceError` when the store refuses.
+   */
+  readonly guardedWrite?: (lease: Lease<Fence | undefined>, key: string, value: string) => Promise<void>;
   close(): Promise<void>;
 }
 

@@ -1,4 +1,4 @@
-import { ZkElectionClient, ZkLockClient } from '@fencekit/zk';
+import { ZkElectionClient, type ZkLease, ZkLockClient } from '@fencekit/zk';
 import type { BackendFactory } from './types.js';
 
 /** Server start-up code, loaded only by the coordinator: client processes never touch it. */
@@ -36,9 +36,18 @@ export const zkBackend: BackendFactory = {
     const root = `/${namespace.replace(/[^A-Za-z0-9_-]/g, '_')}`;
     const locks = new ZkLockClient({ servers: endpoints, sessionTimeoutMs: Math.max(1_000, ttlMs), root });
     const elections = new ZkElectionClient({ session: locks.session, root });
+    const created = new Set<string>();
     return {
       locks,
       elections,
+      async guardedWrite(lease, key, value) {
+        const path = `${root}/data/${key}`;
+        if (!created.has(path)) {
+          await locks.session.mkdirp(path);
+          created.add(path);
+        }
+        await locks.guardedWrite(lease as ZkLease, path, Buffer.from(value));
+      },
       async close() {
         await elections.close();
         await locks.close();

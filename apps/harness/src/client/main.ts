@@ -52,6 +52,7 @@ async function main(config: ClientConfig): Promise<void> {
     config,
     locks: backend.locks,
     elections: backend.elections,
+    guardedWrite: backend.guardedWrite,
     resource,
     recorder,
     stopping: stopping.signal,

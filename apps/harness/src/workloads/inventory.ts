@@ -1,11 +1,14 @@
-import type { Fence, Lease } from '@fencekit/core';
+import { type Fence, isFencekitError, type Lease } from '@fencekit/core';
 import { fail, ok } from '../client/recorder.js';
+import { takeLock } from './acquire.js';
 import type { Workload } from './types.js';
 import { fenceOf, sleep } from './util.js';
 
 /**
  * The seed's first scenario: acquire → read stock → (window) → write stock − 1 with the fence →
- * release. Every purchase is one `buy` op between the `acquire` and `release` ops. The client checks
+ * release. Every purchase is one `buy` op between the `acquire` and `release` ops. With fencing on and
+ * a store that can guard writes (etcd, ZooKeeper), the new stock is first written in the store under
+ * its guard, and only a write the store accepted goes on to the resource (which checks the fence too). The client checks
  * that its lease is still valid before the window, as a careful client would; the window is the gap
  * that check cannot close.
  */
@@ -15,7 +18,7 @@ export const inventory: Workload = async (ctx) => {
   while (!stopping.aborted) {
     let lease: Lease<Fence | undefined> | undefined;
     const acquired = await recorder.op('acquire', { resource: 'stock' }, async () => {
-      lease = await locks.acquire(key, { ttlMs: config.ttlMs, waitMs: config.opTimeoutMs, signal: stopping });
+      lease = await takeLock(locks, key, config, stopping, ctx.random);
       return ok({ fence: fenceOf(lease) ?? null });
     });
     if (acquired.type !== 'ok' || !lease) {
@@ -33,6 +36,16 @@ export const inventory: Workload = async (ctx) => {
       }
       if (!held.held) return fail({ reason: 'lease ended before the write' });
       await ctx.window('buy');
+      if (config.fencing && ctx.guardedWrite) {
+        // The store itself refuses the write once this grant is gone, whatever this client believes.
+        try {
+          await ctx.guardedWrite(held, 'stock', String(stock - 1));
+        } catch (error) {
+          if (isFencekitError(error, 'stale-fence'))
+            return fail({ reason: 'store refused: lock no longer held' });
+          throw error;
+        }
+      }
       const { accepted } = await resource.write(recorder.process, stock - 1, fence);
       return accepted ? ok({ stock: stock - 1 }) : fail({ reason: 'stale fence refused', stock: stock - 1 });
     });

@@ -1,5 +1,6 @@
 import type { Fence, Lease } from '@fencekit/core';
 import { fail, ok } from '../client/recorder.js';
+import { takeLock } from './acquire.js';
 import type { Workload } from './types.js';
 import { fenceOf, sleep } from './util.js';
 
@@ -13,7 +14,7 @@ export const mutex: Workload = async (ctx) => {
   while (!stopping.aborted) {
     let lease: Lease<Fence | undefined> | undefined;
     const acquired = await recorder.op('acquire', { resource: 'section' }, async () => {
-      lease = await locks.acquire(key, { ttlMs: config.ttlMs, waitMs: config.opTimeoutMs, signal: stopping });
+      lease = await takeLock(locks, key, config, stopping, ctx.random);
       return ok({ fence: fenceOf(lease) ?? null });
     });
     if (acquired.type !== 'ok' || !lease) {

@@ -1,5 +1,5 @@
 import type { ElectionClient, Fence, LockClient } from '@fencekit/core';
-import type { BackendName } from '../backends/types.js';
+import type { BackendName, ClientBackend } from '../backends/types.js';
 import type { OpRecorder } from '../client/recorder.js';
 import type { ResourceClient } from '../resource/client.js';
 
@@ -21,6 +21,8 @@ export interface ClientConfig {
   /** The gap between a client's last validity check and its write reaching the resource. */
   windowMs: number;
   opTimeoutMs: number;
+  /** Blocking acquire, or polling with tryAcquire (see acquire.ts). */
+  acquire: 'wait' | 'poll';
   /** Cron tick length. */
   tickMs: number;
   seed: number;
@@ -30,6 +32,8 @@ export interface WorkloadContext {
   readonly config: ClientConfig;
   readonly locks: LockClient<Fence | undefined>;
   readonly elections: ElectionClient | undefined;
+  /** The store-side guard, used for writes when fencing is on and the backend has one. */
+  readonly guardedWrite: ClientBackend['guardedWrite'];
   readonly resource: ResourceClient;
   readonly recorder: OpRecorder;
   /** Aborted when the coordinator asks the client to stop. */
