@@ -200,9 +200,11 @@ describe('pairing', () => {
 
   it('rejects a completion without an invoke and a second invoke while one is open', () => {
     expect(() => pairOperations([granted])).toThrow(HistoryShapeError);
-    expect(() => pairOperations([acquire, { ...acquire, index: 1 }])).toThrow(/still open/);
+    expect(() => pairOperations([acquire, { ...acquire, index: 1 }])).toThrow(
+      /expected a completion of process 3's :acquire \(invoked at 123456789\) before its next invoke/,
+    );
     expect(() => pairOperations([acquire, { ...granted, f: 'release' }])).toThrow(
-      /completes process 3's :acquire/,
+      /expected a completion of process 3's :acquire, found :ok :release/,
     );
   });
 });
@@ -235,6 +237,21 @@ describe('loading files', () => {
         /history\.jsonl:2: expected one JSON object per line/,
       );
       await expect(loadOperations(join(dir, 'history.xml'))).rejects.toThrow(HistoryShapeError);
+      // Pairing errors name the file and the line of the offending event.
+      await writeFile(
+        path,
+        `${formatHistoryEvent(acquire)}\n\n${formatHistoryEvent({ ...granted, process: 9 })}\n`,
+      );
+      await expect(loadOperations(path)).rejects.toThrow(
+        /history\.jsonl:3: expected an open invoke by process 9 before this completion, found ":ok :acquire"/,
+      );
+      expect(() =>
+        parseOperations(
+          '[{:process 1, :type :invoke, :f :read}\n {:process 2, :type :ok, :f :read}]',
+          'edn',
+          'p.edn',
+        ),
+      ).toThrow(/p\.edn:2: expected an open invoke by process 2/);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

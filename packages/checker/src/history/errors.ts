@@ -32,6 +32,24 @@ export class HistoryShapeError extends Error {
   }
 }
 
+/**
+ * An event that does not pair: a completion with no open invoke, a second invoke while one is open,
+ * or a completion of another function. `position` is the event's place in the history (0-based);
+ * readers that know lines turn it into a `HistoryParseError` naming file and line.
+ */
+export class PairingError extends HistoryShapeError {
+  constructor(
+    readonly position: number,
+    readonly expected: string,
+    readonly found: string,
+  ) {
+    super(`event at position ${position}`, `expected ${expected}, found ${found}`);
+  }
+  override get name(): string {
+    return 'PairingError';
+  }
+}
+
 function clip(text: string): string {
   const oneLine = JSON.stringify(text);
   return oneLine.length > 80 ? `${oneLine.slice(0, 77)}…"` : oneLine;

@@ -1,11 +1,12 @@
 export { EdnReader, type EdnValue, Keyword } from './edn.js';
-export { HistoryParseError, HistoryShapeError } from './errors.js';
+export { HistoryParseError, HistoryShapeError, PairingError } from './errors.js';
 export { parseJepsenEdn } from './jepsen-edn.js';
 export {
   formatHistoryEvent,
   HistoryWriter,
   parseHistoryJsonl,
   readHistoryJsonl,
+  readHistoryJsonlLines,
   toHistoryEvent,
 } from './jsonl.js';
 export { formatFromPath, type HistoryFormat, loadOperations, parseOperations } from './load.js';

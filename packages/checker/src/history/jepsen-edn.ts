@@ -8,9 +8,10 @@ const OP_TYPES: ReadonlySet<string> = new Set<OpType>(['invoke', 'ok', 'fail', '
  * Reads a Jepsen EDN history: either one vector of op maps or op maps one after another (as in
  * porcupine's kv files). `{:process 0, :type :invoke, :f :write, :value 3}` becomes a `HistoryEvent`;
  * keywords become their names, vectors arrays, nil null, maps plain objects. Without `:time` an
- * event's time is its position in the file, which is the order Jepsen recorded.
+ * event's time is its position in the file, which is the order Jepsen recorded. `lines`, if given,
+ * receives the line each event starts on.
  */
-export function parseJepsenEdn(text: string, file = '<input>'): HistoryEvent[] {
+export function parseJepsenEdn(text: string, file = '<input>', lines?: number[]): HistoryEvent[] {
   const reader = new EdnReader(text, file);
   const events: HistoryEvent[] = [];
   const close = reader.openSequence();
@@ -22,6 +23,7 @@ export function parseJepsenEdn(text: string, file = '<input>'): HistoryEvent[] {
     const line = reader.line;
     const raw = reader.read();
     events.push(toEvent(raw, events.length, file, line));
+    lines?.push(line);
   }
   if (!reader.atEnd())
     throw new HistoryParseError(file, reader.line, 'end of input after the history', 'more data');

@@ -49,8 +49,11 @@ function parseLine(text: string, file: string, line: number): HistoryEvent {
   return toHistoryEvent(raw, file, line);
 }
 
-/** Parses a whole history.jsonl text held in memory. Blank lines are allowed; anything else must be an event. */
-export function parseHistoryJsonl(text: string, file = '<input>'): HistoryEvent[] {
+/**
+ * Parses a whole history.jsonl text held in memory. Blank lines are allowed; anything else must be an
+ * event. `lines`, if given, receives each event's line number.
+ */
+export function parseHistoryJsonl(text: string, file = '<input>', lines?: number[]): HistoryEvent[] {
   const events: HistoryEvent[] = [];
   let start = 0;
   let line = 0;
@@ -59,7 +62,10 @@ export function parseHistoryJsonl(text: string, file = '<input>'): HistoryEvent[
     if (end === -1) end = text.length;
     line++;
     const content = text.slice(start, end).trim();
-    if (content !== '') events.push(parseLine(content, file, line));
+    if (content !== '') {
+      events.push(parseLine(content, file, line));
+      lines?.push(line);
+    }
     start = end + 1;
   }
   return events;
@@ -73,6 +79,14 @@ export async function* readHistoryJsonl(
   source: string | Readable,
   file?: string,
 ): AsyncGenerator<HistoryEvent> {
+  for await (const [event] of readHistoryJsonlLines(source, file)) yield event;
+}
+
+/** `readHistoryJsonl` with each event's line number, for errors found later (pairing). */
+export async function* readHistoryJsonlLines(
+  source: string | Readable,
+  file?: string,
+): AsyncGenerator<[HistoryEvent, number]> {
   const name = file ?? (typeof source === 'string' ? source : '<stream>');
   const input = typeof source === 'string' ? createReadStream(source, { encoding: 'utf8' }) : source;
   const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
@@ -81,7 +95,7 @@ export async function* readHistoryJsonl(
     for await (const text of lines) {
       line++;
       const content = text.trim();
-      if (content !== '') yield parseLine(content, name, line);
+      if (content !== '') yield [parseLine(content, name, line), line];
     }
   } finally {
     lines.close();

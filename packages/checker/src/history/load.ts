@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
-import { HistoryShapeError } from './errors.js';
+import { HistoryParseError, HistoryShapeError, PairingError } from './errors.js';
 import { parseJepsenEdn } from './jepsen-edn.js';
-import { parseHistoryJsonl, readHistoryJsonl } from './jsonl.js';
-import { pairOperations, pairOperationsAsync } from './pairing.js';
+import { parseHistoryJsonl, readHistoryJsonlLines } from './jsonl.js';
+import { OperationPairer, pairOperations } from './pairing.js';
 import { parsePorcupineLog } from './porcupine-log.js';
 import type { Operation } from './types.js';
 
@@ -22,13 +22,28 @@ export function formatFromPath(path: string): HistoryFormat | undefined {
  * Jepsen EDN by file order with `fail` ops dropped, porcupine logs as `parsePorcupineLog` documents.
  */
 export function parseOperations(text: string, format: HistoryFormat, file = '<input>'): Operation[] {
+  const lines: number[] = [];
   switch (format) {
     case 'jsonl':
-      return pairOperations(parseHistoryJsonl(text, file));
+      return withLines(file, lines, () => pairOperations(parseHistoryJsonl(text, file, lines)));
     case 'edn':
-      return pairOperations(parseJepsenEdn(text, file), { clock: 'index' });
+      return withLines(file, lines, () =>
+        pairOperations(parseJepsenEdn(text, file, lines), { clock: 'index' }),
+      );
     case 'porcupine-log':
       return parsePorcupineLog(text, file);
+  }
+}
+
+/** Turns a pairing error's event position into the file and line it came from. */
+function withLines<T>(file: string, lines: readonly number[], pair: () => T): T {
+  try {
+    return pair();
+  } catch (error) {
+    if (!(error instanceof PairingError)) throw error;
+    throw new HistoryParseError(file, lines[error.position] ?? 0, error.expected, error.found, {
+      cause: error,
+    });
   }
 }
 
@@ -38,7 +53,20 @@ export function parseOperations(text: string, format: HistoryFormat, file = '<in
  */
 export async function loadOperations(path: string, format?: HistoryFormat): Promise<Operation[]> {
   const chosen = format ?? formatFromPath(path);
-  if (chosen === 'jsonl') return pairOperationsAsync(readHistoryJsonl(path));
+  if (chosen === 'jsonl') {
+    const pairer = new OperationPairer();
+    let line = 0;
+    try {
+      for await (const [event, at] of readHistoryJsonlLines(path)) {
+        line = at;
+        pairer.add(event);
+      }
+    } catch (error) {
+      if (!(error instanceof PairingError)) throw error;
+      throw new HistoryParseError(path, line, error.expected, error.found, { cause: error });
+    }
+    return pairer.finish();
+  }
   if (chosen === undefined) {
     throw new HistoryShapeError(
       path,

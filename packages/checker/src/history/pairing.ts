@@ -1,4 +1,4 @@
-import { HistoryShapeError } from './errors.js';
+import { PairingError } from './errors.js';
 import type { HistoryEvent, Operation, ProcessId } from './types.js';
 
 export interface PairingOptions {
@@ -16,7 +16,7 @@ export interface PairingOptions {
  * Pairs every invoke with its process's next completion. `ok` closes the op at its time; `info` (and
  * an invoke never completed) leaves it open to the end (`ret = Infinity`): it may or may not have
  * happened. Events of the `nemesis` process are faults, not operations, and are skipped. Throws
- * `HistoryShapeError` for a completion without an open invoke, a second invoke while one is open, or
+ * `PairingError` (a `HistoryShapeError`) for a completion without an open invoke, a second invoke while one is open, or
  * a completion whose `f` differs from its invoke.
  */
 export function pairOperations(events: Iterable<HistoryEvent>, options: PairingOptions = {}): Operation[] {
@@ -41,6 +41,7 @@ export class OperationPairer {
   readonly #byIndex: boolean;
   readonly #open = new Map<ProcessId, Operation>();
   readonly #ops: Operation[] = [];
+  #position = -1;
 
   constructor(options: PairingOptions = {}) {
     this.#keepFailed = options.failed === 'keep';
@@ -48,14 +49,16 @@ export class OperationPairer {
   }
 
   add(e: HistoryEvent): void {
+    this.#position++;
     if (e.process === 'nemesis') return;
     const at = this.#byIndex ? e.index : e.time;
     if (e.type === 'invoke') {
       const pending = this.#open.get(e.process);
       if (pending !== undefined) {
-        throw new HistoryShapeError(
-          `event ${e.index}`,
-          `process ${String(e.process)} invoked :${e.f} while its :${pending.f} (invoked at ${pending.call}) is still open`,
+        throw new PairingError(
+          this.#position,
+          `a completion of process ${String(e.process)}'s :${pending.f} (invoked at ${pending.call}) before its next invoke`,
+          `:invoke :${e.f}`,
         );
       }
       const op: Operation = {
@@ -77,15 +80,17 @@ export class OperationPairer {
     if (op === undefined) {
       // Jepsen writes `info` for processes that crashed without a recorded invoke (e.g. on teardown).
       if (e.type === 'info') return;
-      throw new HistoryShapeError(
-        `event ${e.index}`,
-        `:${e.type} :${e.f} by process ${String(e.process)} has no open invoke`,
+      throw new PairingError(
+        this.#position,
+        `an open invoke by process ${String(e.process)} before this completion`,
+        `:${e.type} :${e.f}`,
       );
     }
     if (op.f !== e.f) {
-      throw new HistoryShapeError(
-        `event ${e.index}`,
-        `:${e.type} :${e.f} completes process ${String(e.process)}'s :${op.f}`,
+      throw new PairingError(
+        this.#position,
+        `a completion of process ${String(e.process)}'s :${op.f}`,
+        `:${e.type} :${e.f}`,
       );
     }
     this.#open.delete(e.process);
