@@ -22,6 +22,14 @@ import { type QueueContext, waitForHead } from './wait.js';
 export interface EtcdClientOptions extends EtcdConnectionOptions {
   /** Key prefix for every lock and election key. Default `"fencekit"`. */
   prefix?: string;
+  /**
+   * true (default): keys live on a session kept alive in the background, like etcd's Go
+   * `concurrency` package — a lease is held until released or until its client can no longer reach
+   * etcd. false: every grant gets its own etcd lease of `ttlMs` that only `extend()` renews (as
+   * `withLock` does) — the lock ends `ttlMs` after the last extension, like a Redis lock, at the cost
+   * of one more round trip per acquire (the lease grant).
+   */
+  keepAlive?: boolean;
 }
 
 /**
@@ -55,13 +63,18 @@ export class EtcdClient implements LockClient<bigint>, ElectionClient {
     if (typeof prefix !== 'string' || prefix.length === 0) {
       throw new InvalidArgumentError('prefix', prefix, 'a non-empty string');
     }
+    if (options.keepAlive !== undefined && typeof options.keepAlive !== 'boolean') {
+      throw new InvalidArgumentError('keepAlive', options.keepAlive, 'a boolean');
+    }
     this.#connection = connect(options);
     const etcd = this.#connection.etcd;
-    const sessions = new SessionPool(etcd, this.#connection.callTimeoutMs);
+    const keepAlive = options.keepAlive ?? true;
+    const sessions = new SessionPool(etcd, this.#connection.callTimeoutMs, keepAlive);
     this.#context = {
       etcd,
       prefix,
       sessions,
+      campaignSessions: keepAlive ? sessions : new SessionPool(etcd, this.#connection.callTimeoutMs, true),
       closing: this.#closing.signal,
       track: (work) => this.#track(work),
     };
@@ -123,6 +136,7 @@ export class EtcdClient implements LockClient<bigint>, ElectionClient {
     if (this.#closing.signal.aborted) throw new ClientClosedError('etcd client');
     const granted = await this.#track(
       waitForHead(this.#context, {
+        kind: 'lock',
         queue: queuePrefix(this.#context.prefix, 'locks', resource),
         name: resource,
         ttlMs,
@@ -166,6 +180,7 @@ export class EtcdClient implements LockClient<bigint>, ElectionClient {
     await Promise.allSettled([...this.#elections].map((e) => e.close()));
     await Promise.allSettled([...this.#leases].map((l) => l.release()));
     await this.#context.sessions.close();
+    await this.#context.campaignSessions.close();
     if (this.#connection.owned) this.#connection.etcd.close();
   }
 }

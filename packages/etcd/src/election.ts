@@ -159,6 +159,7 @@ export class EtcdElection implements Election {
     try {
       const granted = await this.#context.track(
         waitForHead(this.#context, {
+          kind: 'campaign',
           queue: this.#queue,
           name: this.name,
           ttlMs: this.#ttlMs,

@@ -6,30 +6,35 @@ interface PooledSession {
   readonly session: Promise<Session>;
   /** Queues this session currently has a key in: one key per queue per lease. */
   readonly inUse: Set<string>;
+  /** One grant only (no background keep-alive): revoked as soon as it is checked in. */
+  readonly single: boolean;
   dead: boolean;
 }
 
 /**
- * Sessions shared by one client, one per TTL. A session's key in a
- * queue is named after its lease, so a session waits in a queue at most once; a second concurrent
- * waiter from the same client gets another session. Uncontended, every acquire reuses one session:
- * the lease grant is paid once, not per lock.
+ * Sessions shared by one client, one per TTL. A session's key in a queue is named after its lease,
+ * so a session waits in a queue at most once; a second concurrent waiter from the same client gets
+ * another session. Uncontended, every acquire reuses one session: the lease grant is paid once, not
+ * per lock. Without keep-alive every checkout is a fresh lease of its own, revoked at check-in.
  */
 export class SessionPool {
   readonly #etcd: Etcd3;
   readonly #callTimeoutMs: number;
+  readonly #keepAlive: boolean;
   readonly #entries: PooledSession[] = [];
+  readonly #revoking = new Set<Promise<void>>();
 
-  constructor(etcd: Etcd3, callTimeoutMs: number) {
+  constructor(etcd: Etcd3, callTimeoutMs: number, keepAlive: boolean) {
     this.#etcd = etcd;
     this.#callTimeoutMs = callTimeoutMs;
+    this.#keepAlive = keepAlive;
   }
 
   /** A live session with this TTL that has no key in `queue`; reserved until `checkIn`. */
   async checkOut(ttlMs: number, queue: string): Promise<{ session: Session; checkIn: () => void }> {
     // A session that died between checks is dropped and replaced; bounded so a dead cluster fails fast.
     for (let attempt = 0; ; attempt++) {
-      const entry = this.#find(ttlMs, queue) ?? this.#grant(ttlMs);
+      const entry = (this.#keepAlive ? this.#find(ttlMs, queue) : undefined) ?? this.#grant(ttlMs);
       entry.inUse.add(queue);
       let session: Session;
       try {
@@ -38,11 +43,20 @@ export class SessionPool {
         entry.inUse.delete(queue);
         throw error;
       }
-      if (session.alive) return { session, checkIn: () => entry.inUse.delete(queue) };
+      if (session.alive) return { session, checkIn: () => this.#checkIn(entry, queue, session) };
       entry.inUse.delete(queue);
       this.#forget(entry);
       if (attempt >= 2) throw session.signal.reason ?? new Error('etcd session expired at once');
     }
+  }
+
+  #checkIn(entry: PooledSession, queue: string, session: Session): void {
+    entry.inUse.delete(queue);
+    if (!entry.single) return;
+    this.#forget(entry);
+    const revoking = session.close();
+    this.#revoking.add(revoking);
+    void revoking.finally(() => this.#revoking.delete(revoking));
   }
 
   #find(ttlMs: number, queue: string): PooledSession | undefined {
@@ -52,8 +66,13 @@ export class SessionPool {
   #grant(ttlMs: number): PooledSession {
     const created: PooledSession = {
       ttlMs,
-      session: Session.grant(this.#etcd, { ttlMs, callTimeoutMs: this.#callTimeoutMs }),
+      session: Session.grant(this.#etcd, {
+        ttlMs,
+        callTimeoutMs: this.#callTimeoutMs,
+        keepAlive: this.#keepAlive,
+      }),
       inUse: new Set(),
+      single: !this.#keepAlive,
       dead: false,
     };
     this.#entries.push(created);
@@ -67,6 +86,7 @@ export class SessionPool {
   /** Revokes every session (deleting their keys). */
   async close(): Promise<void> {
     const entries = this.#entries.splice(0);
+    await Promise.all([...this.#revoking]);
     await Promise.all(
       entries.map((e) =>
         e.session.then(

@@ -18,6 +18,11 @@ export interface SessionOptions {
   ttlMs: number;
   /** Deadline for the grant and revoke requests (ms). Default 5 000. */
   callTimeoutMs?: number;
+  /**
+   * Keep the lease alive in the background (default true). With false the lease lasts `ttlMs` unless
+   * `keepAliveOnce()` renews it — a lock with a TTL rather than a session.
+   */
+  keepAlive?: boolean;
 }
 
 /** A `keepAliveOnce()` caller: settled by the first renewal of a keep-alive sent at or after `after`. */
@@ -49,6 +54,7 @@ export class Session {
   readonly grantedTtlMs: number;
   readonly #etcd: Etcd3;
   readonly #callTimeoutMs: number;
+  readonly #keepAlive: boolean;
   readonly #controller = new AbortController();
   readonly #renewListeners = new Set<() => void>();
   #validUntil: number;
@@ -69,6 +75,7 @@ export class Session {
     grantedTtlMs: number,
     sentAt: number,
     callTimeoutMs: number,
+    keepAlive: boolean,
   ) {
     this.#etcd = etcd;
     this.id = id;
@@ -77,14 +84,17 @@ export class Session {
     this.grantedTtlMs = grantedTtlMs;
     ttlMs = this.ttlMs;
     this.#callTimeoutMs = callTimeoutMs;
+    this.#keepAlive = keepAlive;
     this.#validUntil = sentAt + ttlMs;
     this.#armExpiry();
-    this.#keepAliveTimer = setInterval(() => this.#fire(), Math.max(1, Math.floor(ttlMs / 3)));
-    this.#keepAliveTimer.unref();
-    void this.#open();
+    if (keepAlive) {
+      this.#keepAliveTimer = setInterval(() => this.#fire(), Math.max(1, Math.floor(ttlMs / 3)));
+      this.#keepAliveTimer.unref();
+      void this.#open();
+    }
   }
 
-  /** Grants a lease and starts keeping it alive. */
+  /** Grants a lease and (unless `keepAlive: false`) starts keeping it alive. */
   static async grant(etcd: Etcd3, options: SessionOptions): Promise<Session> {
     assertPositiveMs('ttlMs', options.ttlMs);
     const callTimeoutMs = options.callTimeoutMs ?? 5_000;
@@ -98,7 +108,15 @@ export class Session {
     } catch (error) {
       throw new BackendUnavailableError('etcd', `lease grant failed: ${messageOf(error)}`, { cause: error });
     }
-    return new Session(etcd, response.ID, options.ttlMs, Number(response.TTL) * 1000, sentAt, callTimeoutMs);
+    return new Session(
+      etcd,
+      response.ID,
+      options.ttlMs,
+      Number(response.TTL) * 1000,
+      sentAt,
+      callTimeoutMs,
+      options.keepAlive ?? true,
+    );
   }
 
   /** Aborted when the lease is lost, expires or the session is closed; `reason` is a `LockLostError`. */
@@ -168,14 +186,15 @@ export class Session {
       .leaseKeepAlive()
       .then((stream) => {
         if (this.#controller.signal.aborted) {
-          stream.end();
+          silence(stream);
           return;
         }
         this.#stream = stream;
         stream.on('data', (response: ILeaseKeepAliveResponse) => this.#answered(response));
         stream.on('error', (error: Error) => this.#dropStream(stream, error));
         stream.on('end', () => this.#dropStream(stream, new Error('keep-alive stream ended')));
-        this.#fire();
+        // Without background keep-alive a stream only carries what keepAliveOnce() asked for.
+        if (this.#keepAlive || this.#waiters.length > 0) this.#fire();
       })
       .catch(() => this.#scheduleReopen())
       .finally(() => {
@@ -228,6 +247,7 @@ export class Session {
 
   #scheduleReopen(): void {
     if (this.#controller.signal.aborted || this.#reopenTimer) return;
+    if (!this.#keepAlive && this.#waiters.length === 0) return;
     this.#reopenTimer = setTimeout(() => {
       this.#reopenTimer = undefined;
       void this.#open();

@@ -19,7 +19,10 @@ import type { SessionPool } from './session-pool.js';
 export interface QueueContext {
   readonly etcd: Etcd3;
   readonly prefix: string;
+  /** Sessions for locks (kept alive or not, as the client was configured). */
   readonly sessions: SessionPool;
+  /** Sessions for campaigns: always kept alive (a leadership has no extend). */
+  readonly campaignSessions: SessionPool;
   /** Aborted with `ClientClosedError` when the client closes. */
   readonly closing: AbortSignal;
   /** Runs `work` so that `close()` waits for it. */
@@ -27,6 +30,7 @@ export interface QueueContext {
 }
 
 export interface WaitOptions {
+  kind: 'lock' | 'campaign';
   queue: string;
   /** Name used in errors: the resource or election. */
   name: string;
@@ -60,7 +64,8 @@ export async function waitForHead(context: QueueContext, options: WaitOptions): 
   const stop = anySignal([options.signal, deadline.signal, context.closing]);
   try {
     for (let round = 0; round < MAX_SESSION_ROUNDS; round++) {
-      const checkingOut = context.sessions.checkOut(options.ttlMs, options.queue);
+      const pool = options.kind === 'campaign' ? context.campaignSessions : context.sessions;
+      const checkingOut = pool.checkOut(options.ttlMs, options.queue);
       const { session, checkIn } = await untilAborted(checkingOut, stop.signal).catch((error: unknown) => {
         // Given up before the session came: hand the reservation back once it does.
         checkingOut.then(

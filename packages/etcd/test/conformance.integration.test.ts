@@ -13,6 +13,15 @@ describeLockConformance('etcd (3 members)', {
   timeScale: 2,
 });
 
+describeLockConformance('etcd (3 members), keepAlive: false', {
+  createClient: async () => newClient({ keepAlive: false }),
+  // One etcd lease per grant, renewed only by extend(): the lease ends ttlMs after the last one, so
+  // every check runs, the expiry ones included. 2 s is etcd's minimum lease TTL with default timeouts.
+  capabilities: { fair: true, blocking: true, expiry: true, safeFences: true, cleanClose: true },
+  ttlMs: 2_000,
+  timeScale: 2,
+});
+
 describeElectionConformance('etcd (3 members)', {
   createElection: async (name) => {
     const client = newClient();
