@@ -124,15 +124,20 @@ export class RedisLockClient implements LockClient<bigint> {
   async acquire(resource: string, options: AcquireOptions): Promise<ManagedLease<bigint>> {
     this.#assertOpen();
     const request = normalizeAcquire(resource, options);
-    if (request.waitMs === 0) {
-      if (request.signal?.aborted) {
-        throw new LockAbortedError(request.resource, { cause: request.signal.reason });
-      }
-      const lease = await this.#track(this.#tryAcquire(request.resource, request.ttlMs));
-      if (lease === null) throw new LockTimeoutError(request.resource, 0);
-      return lease;
+    if (request.signal?.aborted) {
+      throw new LockAbortedError(request.resource, { cause: request.signal.reason });
     }
-    return this.#track(this.#acquire(request));
+    const startedAt = monotonicNow();
+    // Most acquires find the lock free: one plain attempt first, with no waiter set up. It does
+    // not jump the queue: with waiters queued it is refused.
+    const lease = await this.#track(this.#tryAcquire(request.resource, request.ttlMs));
+    if (lease !== null) {
+      if (!request.signal?.aborted) return lease;
+      await lease.release().catch(() => undefined);
+      throw new LockAbortedError(request.resource, { cause: request.signal.reason });
+    }
+    if (request.waitMs === 0) throw new LockTimeoutError(request.resource, 0);
+    return this.#track(this.#acquire(request, startedAt));
   }
 
   close(): Promise<void> {
@@ -164,12 +169,11 @@ export class RedisLockClient implements LockClient<bigint> {
     return this.#lease(resource, keys, owner, { ...reply, sentAt }, ttlMs);
   }
 
-  async #acquire(request: {
-    resource: string;
-    ttlMs: number;
-    waitMs: number;
-    signal: AbortSignal | undefined;
-  }): Promise<ManagedLease<bigint>> {
+  /** The waiting part of `acquire`: queue up, park until handed the lock (or woken), repeat. */
+  async #acquire(
+    request: { resource: string; ttlMs: number; waitMs: number; signal: AbortSignal | undefined },
+    startedAt: number,
+  ): Promise<ManagedLease<bigint>> {
     const { resource, ttlMs } = request;
     const keys = resourceKeys(this.#prefix, resource);
     const owner = newOwnerToken();
@@ -197,6 +201,7 @@ export class RedisLockClient implements LockClient<bigint> {
     try {
       const grant = await waitForGrant<Grant>({
         resource,
+        startedAt,
         waitMs: request.waitMs,
         signal: request.signal,
         closing: this.#closing.signal,

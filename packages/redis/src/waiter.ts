@@ -52,6 +52,8 @@ export type AttemptOutcome<G> =
 
 export interface WaitPlan<G> {
   readonly resource: string;
+  /** `monotonicNow()` when the caller's acquire began: `waitMs` counts from there. */
+  readonly startedAt: number;
   readonly waitMs: number;
   readonly signal: AbortSignal | undefined;
   /** Aborted when the client closes. */
@@ -73,9 +75,9 @@ export interface WaitPlan<G> {
  * `LockAbortedError` on the caller's signal, `ClientClosedError` on close; every stop cancels first.
  */
 export async function waitForGrant<G>(plan: WaitPlan<G>): Promise<G> {
-  const startedAt = monotonicNow();
+  const { startedAt } = plan;
   if (plan.signal?.aborted) throw new LockAbortedError(plan.resource, { cause: plan.signal.reason });
-  // The first attempt runs without timers or listeners: most acquires are granted right away.
+  // The first attempt (which joins the queue) runs without timers or listeners.
   let outcome: AttemptOutcome<G>;
   try {
     plan.waiter.clear();

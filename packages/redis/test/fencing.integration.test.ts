@@ -24,8 +24,8 @@ describe('fencing with @fencekit/redis', () => {
     const [paused, successor] = [client(), client()];
 
     // The first holder reads "1 left", then stalls (a GC pause) past its short lease.
-    const stale = await paused.acquire(resource, { ttlMs: 150 });
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    const stale = await paused.acquire(resource, { ttlMs: 500 });
+    await new Promise((resolve) => setTimeout(resolve, 700));
     expect(stale.held).toBe(false);
 
     // Meanwhile the lock expired on the server and the successor got it with a higher fence.

@@ -119,7 +119,8 @@ export class RedlockClient implements LockClient<undefined> {
     this.quorum = Math.floor(options.nodes.length / 2) + 1;
     // A down node must fail its part at once, not queue commands until it returns.
     this.#connections = options.nodes.map((node) =>
-      openConnection(node, { enableOfflineQueue: false, maxRetriesPerRequest: 0 }),
+      // Every request already has its own per-node timeout (fanOut), so no per-command timer.
+      openConnection(node, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: undefined }),
     );
     this.#nodes = this.#connections.map((c) => new LockNode(c.name, c.redis));
     this.#channel = wakeChannel(this.#prefix, newOwnerToken());
@@ -150,10 +151,10 @@ export class RedlockClient implements LockClient<undefined> {
     this.#assertOpen();
     const request = normalizeAcquire(resource, options);
     this.#assertTtlAboveDrift(request.ttlMs);
+    if (request.signal?.aborted) {
+      throw new LockAbortedError(request.resource, { cause: request.signal.reason });
+    }
     if (request.waitMs === 0) {
-      if (request.signal?.aborted) {
-        throw new LockAbortedError(request.resource, { cause: request.signal.reason });
-      }
       const lease = await this.#track(this.#tryAcquire(request.resource, request.ttlMs));
       if (lease === null) throw new LockTimeoutError(request.resource, 0);
       return lease;
@@ -183,19 +184,33 @@ export class RedlockClient implements LockClient<undefined> {
     signal: AbortSignal | undefined;
   }): Promise<ManagedLease<undefined>> {
     await this.#connect();
+    const startedAt = monotonicNow();
     const { resource, ttlMs } = request;
     const keys = resourceKeys(this.#prefix, resource);
     const owner = newOwnerToken();
+    // Round one queues nowhere (ticket ''): it is granted when the lock is free and nobody waits,
+    // and otherwise learns a ticket. No waiter needs setting up before it.
+    const first = await this.#attempt(keys, resource, owner, ttlMs, 'wait', '');
+    if (first.granted) {
+      if (!request.signal?.aborted && !this.#closing.signal.aborted) {
+        return this.#lease(resource, keys, owner, first, ttlMs);
+      }
+      await this.#giveBack(keys, owner, undefined);
+      if (this.#closing.signal.aborted) throw new ClientClosedError('RedlockClient');
+      throw new LockAbortedError(resource, { cause: request.signal?.reason });
+    }
+    // Queue everywhere with the highest ticket the nodes offered.
+    let ticket = first.ticket > 0 ? String(first.ticket) : '';
+    let failures = 0;
     // Wake-ups from any node will do: nodes that cannot subscribe leave their waiters to the timer.
-    await Promise.all(this.#subscribers.map((s) => s.ready()?.catch(() => undefined)));
+    const subscribing = this.#subscribers.map((s) => s.ready()).filter((p) => p !== undefined);
+    if (subscribing.length > 0) await Promise.all(subscribing.map((p) => p.catch(() => undefined)));
     const waiter = new Waiter();
     for (const s of this.#subscribers) s.on(owner, waiter.wake);
-    // '' = first learn a ticket from the nodes; then queue everywhere with the highest one offered.
-    let ticket = '';
-    let failures = 0;
     try {
       const grant = await waitForGrant<Grant>({
         resource,
+        startedAt,
         waitMs: request.waitMs,
         signal: request.signal,
         closing: this.#closing.signal,
@@ -221,7 +236,7 @@ export class RedlockClient implements LockClient<undefined> {
         },
         cancel: () => this.#giveBack(keys, owner, undefined),
       });
-      return this.#lease(resource, keys, owner, grant, ttlMs);
+      return await this.#lease(resource, keys, owner, grant, ttlMs);
     } finally {
       for (const s of this.#subscribers) s.off(owner);
     }
