@@ -8,6 +8,7 @@ import { acceptedOf, clientOf, resourceEvents, resourceKey } from './resource-lo
 export interface DuplicateRun {
   kind: 'duplicate-run';
   key: string;
+  message: string;
   job: string;
   tick: string;
   /** How many times it ran (≥ 2), by whom, with which fences, at which history indices. */
@@ -45,7 +46,7 @@ const KINDS: ReadonlySet<'run'> = new Set(['run']);
  * not execute and does not count. Reports duplicates per 1 000 ticks, the figure cron dedup is judged by.
  */
 export function checkCron(history: Iterable<HistoryEvent>, options: CronOptions = {}): CronResult {
-  const byTick = new Map<string, Omit<DuplicateRun, 'kind'>>();
+  const byTick = new Map<string, Omit<DuplicateRun, 'kind' | 'message'>>();
   const stats: CronStats = {
     ticks: 0,
     runs: 0,
@@ -87,7 +88,15 @@ export function checkCron(history: Iterable<HistoryEvent>, options: CronOptions 
   for (const run of byTick.values()) {
     if (run.runs < 2) continue;
     stats.duplicates += run.runs - 1;
-    violations.push({ kind: 'duplicate-run', ...run });
+    const by = run.clients.map(
+      (c, i) => `client ${c}${run.fences[i] === undefined ? '' : ` (fence ${run.fences[i]})`}`,
+    );
+    const what = run.job === '' ? `tick ${run.tick}` : `job ${run.job} tick ${run.tick}`;
+    violations.push({
+      kind: 'duplicate-run',
+      message: `${what} ran ${run.runs} times: ${by.join(', ')}`,
+      ...run,
+    });
   }
   stats.ticks = byTick.size;
   stats.ticksWithDuplicates = violations.length;

@@ -27,6 +27,7 @@ export type ElectionViolation =
   | {
       kind: 'deposed-claim';
       key: string;
+      message: string;
       index: number;
       time: number;
       client: ClientId;
@@ -76,6 +77,7 @@ export function checkElection(history: Iterable<HistoryEvent>): ElectionResult {
       violations.push({
         kind: 'deposed-claim',
         key,
+        message: `claim by client ${client} under term ${term} accepted after term ${top.term} of client ${top.client}`,
         index: event.index,
         time: event.time,
         client,

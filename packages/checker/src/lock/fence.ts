@@ -11,6 +11,7 @@ import { acceptedOf, clientOf, fenceOf, resourceEvents, resourceKey } from './re
 export interface FenceViolation {
   kind: 'stale-accepted' | 'shared-fence';
   key: string;
+  message: string;
   index: number;
   time: number;
   f: string;
@@ -90,9 +91,13 @@ function violation(
   fence: bigint,
   top: Highest,
 ): FenceViolation {
+  const stale = fence < top.fence;
   return {
-    kind: fence < top.fence ? 'stale-accepted' : 'shared-fence',
+    kind: stale ? 'stale-accepted' : 'shared-fence',
     key,
+    message: stale
+      ? `${event.f} by client ${client} with fence ${fence} accepted after fence ${top.fence} of client ${top.client}`
+      : `${event.f} by client ${client} accepted with fence ${fence}, already granted to client ${top.client}`,
     index: event.index,
     time: event.time,
     f: event.f,
