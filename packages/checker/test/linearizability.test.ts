@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { type HistoryEvent, type Operation, parseOperations } from '../src/history/index.js';
-import { checkLinearizable } from '../src/linearizability/index.js';
+import { checkLinearizable, checkLinearizableAsync } from '../src/linearizability/index.js';
 import { casRegister, kv, register } from '../src/models/index.js';
 import { sharedData } from './data-dir.js';
 
@@ -144,5 +144,17 @@ describe('checkLinearizable', () => {
     expect(result.partitions.some((p) => p.reason === 'memory')).toBe(true);
     // Small keys may finish before they ever reach the budget; none may pass by running out.
     for (const p of result.partitions) if (p.verdict === 'unknown') expect(p.reason).toBe('memory');
+  });
+
+  it('runs asynchronously with the same verdicts, and stops on abort with unknown (aborted)', async () => {
+    const ops = c50();
+    const result = await checkLinearizableAsync(ops, kv(), { sliceMs: 5 });
+    expect(result.verdict).toBe('ok');
+    expect(result.partitions.every((p) => p.verdict === 'ok')).toBe(true);
+    const controller = new AbortController();
+    controller.abort();
+    const aborted = await checkLinearizableAsync(ops, kv(), { signal: controller.signal });
+    expect(aborted.verdict).toBe('unknown');
+    expect(aborted.partitions.every((p) => p.reason === 'aborted')).toBe(true);
   });
 });

@@ -35,7 +35,7 @@ export interface PartitionResult {
    */
   witness?: Witness;
   /** unknown: what ran out. */
-  reason?: 'timeout' | 'memory' | 'skipped' | 'error';
+  reason?: 'timeout' | 'memory' | 'skipped' | 'aborted' | 'error';
   error?: string;
   steps: number;
   cacheEntries: number;
@@ -62,78 +62,129 @@ interface Job {
  * partitions) are searched round-robin in time slices; each ends `ok` with a linearization,
  * `illegal` with a witness, or `unknown` when the time or memory budget ran out — never a pass.
  * Throws `HistoryShapeError` when an op makes no sense for the model (bad input, not a verdict).
+ * Runs synchronously; `checkLinearizableAsync` yields to the event loop between slices.
  */
 export function checkLinearizable(
   history: readonly HistoryEvent[] | readonly Operation[],
   model: AnyModel,
   options: CheckOptions = {},
 ): LinearizabilityResult {
-  const started = performance.now();
-  const deadline = started + (options.timeoutMs ?? 60_000);
-  const memoryBytes = options.memoryBytes ?? 2 ** 30;
-  const sliceMs = options.sliceMs ?? 50;
-  const perPartition = options.perPartition ?? true;
-  const ops = toOperations(history);
-  const jobs: Job[] = partition(ops, model).map(([key, partOps]) => {
-    const layout = layoutHistory(partOps);
-    return {
-      result: {
-        key,
-        verdict: 'unknown',
-        opIds: layout.ops.map((op) => op.id),
-        steps: 0,
-        cacheEntries: 0,
-        ms: 0,
-      },
-      ops: partOps,
-      layout,
-      // Preparing every op up front surfaces bad input before any time is spent searching.
-      search: new Search(model, layout),
+  const run = new CheckRun(history, model, options);
+  while (run.pass());
+  return run.finish();
+}
+
+/**
+ * `checkLinearizable` that yields to the event loop after every round of slices, so timers and I/O
+ * keep running, and stops when `signal` aborts: partitions still undecided then are `unknown` with
+ * reason `aborted`. Resolves; never rejects for a verdict (only for bad input).
+ */
+export async function checkLinearizableAsync(
+  history: readonly HistoryEvent[] | readonly Operation[],
+  model: AnyModel,
+  options: CheckOptions & { signal?: AbortSignal } = {},
+): Promise<LinearizabilityResult> {
+  const run = new CheckRun(history, model, options);
+  while (!options.signal?.aborted && run.pass()) {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  return run.finish(options.signal?.aborted === true);
+}
+
+/** One check in progress: its partitions (jobs), budgets and bookkeeping. */
+class CheckRun {
+  readonly #started = performance.now();
+  readonly #model: AnyModel;
+  readonly #ops: Operation[];
+  readonly #jobs: Job[];
+  readonly #budget: Budget;
+  readonly #state = { peakBytes: 0, stop: false };
+
+  constructor(
+    history: readonly HistoryEvent[] | readonly Operation[],
+    model: AnyModel,
+    options: CheckOptions,
+  ) {
+    this.#model = model;
+    this.#budget = {
+      deadline: this.#started + (options.timeoutMs ?? 60_000),
+      memoryBytes: options.memoryBytes ?? 2 ** 30,
+      sliceMs: options.sliceMs ?? 50,
+      perPartition: options.perPartition ?? true,
     };
-  });
-  const state = { peakBytes: 0, stop: false };
-  for (const job of jobs) {
-    if (options.convict !== false) convictJob(job, model, ops, options.diagnose === true);
-    if (job.result.verdict === 'illegal' && !perPartition) state.stop = true;
-  }
-  roundRobin(jobs, model, { deadline, memoryBytes, sliceMs, perPartition }, state);
-  for (const job of jobs) {
-    if (job.result.verdict === 'unknown' && job.result.reason === undefined) {
-      job.result.reason = state.stop ? 'skipped' : 'timeout';
-      if (job.search !== undefined && job.search.bestDepth > 0)
-        job.result.witness = partialWitness(job, model, job.search);
+    this.#ops = toOperations(history);
+    this.#jobs = partition(this.#ops, model).map(([key, partOps]) => {
+      const layout = layoutHistory(partOps);
+      return {
+        result: {
+          key,
+          verdict: 'unknown',
+          opIds: layout.ops.map((op) => op.id),
+          steps: 0,
+          cacheEntries: 0,
+          ms: 0,
+        },
+        ops: partOps,
+        layout,
+        // Preparing every op up front surfaces bad input before any time is spent searching.
+        search: new Search(model, layout),
+      };
+    });
+    for (const job of this.#jobs) {
+      if (options.convict !== false) convictJob(job, model, options.diagnose === true);
+      if (job.result.verdict === 'illegal' && !this.#budget.perPartition) this.#state.stop = true;
     }
-    release(job);
   }
-  const partitions = jobs.map((job) => job.result);
-  return {
-    verdict: worstVerdict(partitions.map((p) => p.verdict)),
-    partitions,
-    stats: {
-      ops: ops.length,
-      partitions: partitions.length,
-      steps: partitions.reduce((sum, p) => sum + p.steps, 0),
-      ms: performance.now() - started,
-      peakBytes: state.peakBytes,
-    },
-  };
+
+  /** One round-robin pass over the undecided partitions; false once there is nothing left to do. */
+  pass(): boolean {
+    const active = this.#jobs.filter((job) => job.search !== undefined);
+    if (active.length === 0 || this.#state.stop || performance.now() >= this.#budget.deadline) return false;
+    roundRobinPass(active, this.#model, this.#budget, this.#state);
+    return true;
+  }
+
+  finish(aborted = false): LinearizabilityResult {
+    for (const job of this.#jobs) {
+      if (job.result.verdict === 'unknown' && job.result.reason === undefined) {
+        job.result.reason = aborted ? 'aborted' : this.#state.stop ? 'skipped' : 'timeout';
+        if (job.search !== undefined && job.search.bestDepth > 0) {
+          job.result.witness = partialWitness(job, this.#model, job.search);
+        }
+      }
+      release(job);
+    }
+    const partitions = this.#jobs.map((job) => job.result);
+    return {
+      verdict: worstVerdict(partitions.map((p) => p.verdict)),
+      partitions,
+      stats: {
+        ops: this.#ops.length,
+        partitions: partitions.length,
+        steps: partitions.reduce((sum, p) => sum + p.steps, 0),
+        ms: performance.now() - this.#started,
+        peakBytes: this.#state.peakBytes,
+      },
+    };
+  }
 }
 
 /** A cheap conviction decides the partition; its search is kept only to diagnose (longest prefix). */
-function convictJob(job: Job, model: AnyModel, ops: readonly Operation[], diagnose: boolean): void {
+function convictJob(job: Job, model: AnyModel, diagnose: boolean): void {
   if (model.convict === undefined) return;
   const t = performance.now();
   const conviction = model.convict(job.layout.ops);
   job.result.ms += performance.now() - t;
   if (conviction === undefined) return;
   const describe = model.describe ?? describeOperation;
+  const byId = new Map(job.layout.ops.map((op) => [op.id, op]));
   job.result.verdict = 'illegal';
   job.result.witness = {
     prefix: [],
     finalState: '',
     unplaced: conviction.opIds.map((id) => ({
       id,
-      description: describe(ops[id] as Operation),
+      description: byId.has(id) ? describe(byId.get(id) as Operation) : `op ${id}`,
       reason: conviction.reason,
     })),
     conviction: conviction.reason,
@@ -148,39 +199,36 @@ interface Budget {
   perPartition: boolean;
 }
 
-function roundRobin(
-  jobs: Job[],
+/** Gives each undecided partition one slice, sharing the memory budget among the live searches. */
+function roundRobinPass(
+  active: Job[],
   model: AnyModel,
   budget: Budget,
   state: { peakBytes: number; stop: boolean },
 ): void {
-  let active = jobs.filter((job) => job.search !== undefined);
-  while (active.length > 0 && !state.stop && performance.now() < budget.deadline) {
-    const sliceEnd = Math.min(budget.deadline, performance.now() + budget.sliceMs);
-    let liveBytes = 0;
-    for (const job of active) liveBytes += job.search?.bytes ?? 0;
-    for (const job of active) {
-      const search = job.search;
-      if (search === undefined) continue;
-      const t = performance.now();
-      const before = search.bytes;
-      const status = search.run(sliceEnd, budget.memoryBytes - (liveBytes - before));
-      liveBytes += search.bytes - before;
-      state.peakBytes = Math.max(state.peakBytes, liveBytes);
-      job.result.ms += performance.now() - t;
-      if (status === 'running') {
-        if (performance.now() >= budget.deadline) break;
-        continue;
-      }
-      liveBytes -= search.bytes;
-      settle(job, model, search, status);
-      release(job);
-      if (job.result.verdict === 'illegal' && !budget.perPartition) {
-        state.stop = true;
-        break;
-      }
+  const sliceEnd = Math.min(budget.deadline, performance.now() + budget.sliceMs);
+  let liveBytes = 0;
+  for (const job of active) liveBytes += job.search?.bytes ?? 0;
+  for (const job of active) {
+    const search = job.search;
+    if (search === undefined) continue;
+    const t = performance.now();
+    const before = search.bytes;
+    const status = search.run(sliceEnd, budget.memoryBytes - (liveBytes - before));
+    liveBytes += search.bytes - before;
+    state.peakBytes = Math.max(state.peakBytes, liveBytes);
+    job.result.ms += performance.now() - t;
+    if (status === 'running') {
+      if (performance.now() >= budget.deadline) return;
+      continue;
     }
-    active = active.filter((job) => job.search !== undefined);
+    liveBytes -= search.bytes;
+    settle(job, model, search, status);
+    release(job);
+    if (job.result.verdict === 'illegal' && !budget.perPartition) {
+      state.stop = true;
+      return;
+    }
   }
 }
 

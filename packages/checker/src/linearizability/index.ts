@@ -1,6 +1,7 @@
 export {
   type CheckOptions,
   checkLinearizable,
+  checkLinearizableAsync,
   type LinearizabilityResult,
   type PartitionResult,
 } from './check.js';
