@@ -22,6 +22,7 @@ export const JVM_FLAGS = [
   '-Dzookeeper.admin.enableServer=false',
   '-Dorg.slf4j.simpleLogger.defaultLogLevel=info',
   '-Dorg.slf4j.simpleLogger.showDateTime=true',
+  '-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS',
 ];
 
 /** zoo.cfg for one member. Each member reaches the others through their peer proxies, itself directly. */

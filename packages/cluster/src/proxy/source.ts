@@ -1,26 +1,35 @@
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 
-/** '127.0.0.1', port → /proc/net/tcp's '0100007F:1F90' (address little-endian hex, port big-endian hex). */
-function procAddress(ip: string, port: number): string {
-  const hex = ip
-    .split('.')
-    .reverse()
-    .map((octet) => Number(octet).toString(16).padStart(2, '0'))
-    .join('');
-  return `${hex}:${port.toString(16).padStart(4, '0')}`.toUpperCase();
+/**
+ * A /proc/net/tcp{,6} address ('0100007F:1F90', or IPv6 words such as '0000000000000000FFFF00000100007F:1F90' for
+ * an IPv4-mapped socket, which is what the JVM opens) as 'a.b.c.d:port'; undefined for real IPv6 addresses.
+ */
+function parseProcAddress(field: string): string | undefined {
+  const [hex, portHex] = field.split(':');
+  if (!hex || !portHex) return undefined;
+  let v4: string;
+  if (hex.length === 8) v4 = hex;
+  else if (hex.length === 32 && hex.startsWith('0000000000000000FFFF0000')) v4 = hex.slice(24);
+  else return undefined;
+  const octets = [6, 4, 2, 0].map((i) => Number.parseInt(v4.slice(i, i + 2), 16));
+  return `${octets.join('.')}:${Number.parseInt(portHex, 16)}`;
 }
 
 /** The inode of the socket on the *calling* side of an accepted loopback connection. */
 async function callerInode(socket: Socket): Promise<string | undefined> {
   const { remoteAddress, remotePort, localAddress, localPort } = socket;
   if (!remoteAddress || !remotePort || !localAddress || !localPort) return undefined;
-  const caller = procAddress(remoteAddress.replace(/^::ffff:/, ''), remotePort);
-  const callee = procAddress(localAddress.replace(/^::ffff:/, ''), localPort);
-  const table = await readFile('/proc/net/tcp', 'utf8');
-  for (const line of table.split('\n')) {
-    const fields = line.trim().split(/\s+/);
-    if (fields[1] === caller && fields[2] === callee) return fields[9];
+  const caller = `${remoteAddress.replace(/^::ffff:/, '')}:${remotePort}`;
+  const callee = `${localAddress.replace(/^::ffff:/, '')}:${localPort}`;
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    const text = await readFile(table, 'utf8').catch(() => '');
+    for (const line of text.split('\n')) {
+      const fields = line.trim().split(/\s+/);
+      if (fields.length < 10) continue;
+      if (parseProcAddress(fields[1]!) === caller && parseProcAddress(fields[2]!) === callee)
+        return fields[9];
+    }
   }
   return undefined;
 }

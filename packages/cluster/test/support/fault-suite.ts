@@ -184,6 +184,28 @@ export function faultSuite(provider: ProviderName): void {
         direct.close();
       }
     });
+    it('an isolated leader loses leadership, the others elect one, and after heal it rejoins as follower', async () => {
+      const leader = (await cluster.leader())!;
+      await cluster.faults.partition({ isolate: leader });
+      let replaced: string | undefined;
+      for (let i = 0; i < 150 && (replaced === undefined || replaced === leader); i++) {
+        await pause(200);
+        replaced = await cluster.leader();
+      }
+      expect(replaced).toBeDefined();
+      expect(replaced).not.toBe(leader);
+      await cluster.faults.heal();
+      await cluster.faults.heal(); // idempotent
+      const old = cluster.nodes.find((n) => n.id === leader)!;
+      let value: string | undefined;
+      for (let i = 0; i < 100 && value === undefined; i++) {
+        const zk = await zookeeperClient([old.endpoint], 3000).catch(() => undefined);
+        value = await zk?.get('/while-down').catch(() => undefined);
+        zk?.close();
+        if (value === undefined) await pause(200);
+      }
+      expect(value).toBe('written');
+    });
   });
 
   describe('zookeeper, 1 node', () => {
