@@ -20,7 +20,10 @@ const OPTIONAL_PHASE = 1;
  * - a completed read-only op (a read, a failed cas: `model.readOnly`) that is enabled and legal is
  *   placed greedily with no alternative to try: any linearization that places it later stays valid
  *   with it moved here, since it changes no state wherever it goes;
- * - the bitset's hash is updated incrementally (Zobrist: xor of one random word per op).
+ * - a model may say when a configuration can no longer reach some op's result (`model.unreachable`),
+ *   which abandons it at once;
+ * - the bitset's hash is updated incrementally (Zobrist: xor of one random word per op), and the cache
+ *   stores only the window of words between the all-placed prefix and the none-placed suffix.
  */
 export class Search {
   readonly states: StateTable;
@@ -28,7 +31,7 @@ export class Search {
   readonly prepared: unknown[];
   /** Model steps taken so far. */
   steps = 0;
-  /** Most completed ops placed at once, and the slots placed at that moment (for witnesses). */
+  /** Most completed ops placed at once (the slots placed then: `bestPath`, for witnesses). */
   bestDepth = 0;
   #bestPath: Int32Array = new Int32Array(0);
   /** When ok: the slots in linearization order. */
