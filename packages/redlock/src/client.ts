@@ -37,6 +37,7 @@ import {
   wakeChannel,
 } from '@fencekit/redis';
 import { fanOut, type NodeResult, outcomesOf } from './fan-out.js';
+import { QuorumWake } from './quorum-wake.js';
 import { defaultNodeTimeout, driftFor, fullJitter } from './timing.js';
 
 export interface RedlockClientOptions {
@@ -65,6 +66,8 @@ type AttemptResult =
 const CONNECT_TIMEOUT_MS = 2_000;
 const CANCEL_TIMEOUT_MS = 2_000;
 const RELEASE_TIMEOUT_MS = 2_000;
+/** How long after the first node announced a release to wait for a quorum of them. */
+const WAKE_GRACE_MS = 3;
 const REFUSED = 'held by another owner, or another waiter is ahead';
 
 /**
@@ -206,7 +209,8 @@ export class RedlockClient implements LockClient<undefined> {
     const subscribing = this.#subscribers.map((s) => s.ready()).filter((p) => p !== undefined);
     if (subscribing.length > 0) await Promise.all(subscribing.map((p) => p.catch(() => undefined)));
     const waiter = new Waiter();
-    for (const s of this.#subscribers) s.on(owner, waiter.wake);
+    const wake = new QuorumWake(waiter, this.quorum, WAKE_GRACE_MS);
+    for (const [i, s] of this.#subscribers.entries()) s.on(owner, wake.from(i));
     try {
       const grant = await waitForGrant<Grant>({
         resource,
@@ -238,6 +242,7 @@ export class RedlockClient implements LockClient<undefined> {
       });
       return await this.#lease(resource, keys, owner, grant, ttlMs);
     } finally {
+      wake.dispose();
       for (const s of this.#subscribers) s.off(owner);
     }
   }
@@ -368,11 +373,10 @@ export class RedlockClient implements LockClient<undefined> {
           throw new LockLostError(resource, `extension not confirmed: ${error.message}`, { cause: error });
         },
         release: async () => {
-          // A release eats no validity, so it may wait longer than an acquire for slow nodes.
-          const results = await fanOut(this.#nodes, RELEASE_TIMEOUT_MS, (node) => node.release(keys, owner), {
-            count: this.quorum,
-            agreed: (reply) => reply !== -1,
-          });
+          // A release eats no validity, so it may wait longer than an acquire for slow nodes. It
+          // waits for every node: returning at a quorum would let this client's next acquire race
+          // its own release on the slowest nodes and lose the round.
+          const results = await fanOut(this.#nodes, RELEASE_TIMEOUT_MS, (node) => node.release(keys, owner));
           const takenOver = countWhere(results, (reply) => reply === -1);
           if (takenOver >= this.quorum) throw new NotLockHolderError(resource, owner);
           const answered = countWhere(results, () => true);
