@@ -36,7 +36,7 @@ import {
   waitForGrant,
   wakeChannel,
 } from '@fencekit/redis';
-import { fanOut, type NodeResult, outcomesOf } from './fan-out.js';
+import { fanOut, type NodeResult, outcomesOf, trackConnectionErrors } from './fan-out.js';
 import { QuorumWake } from './quorum-wake.js';
 import { defaultNodeTimeout, driftFor, fullJitter } from './timing.js';
 
@@ -126,6 +126,7 @@ export class RedlockClient implements LockClient<undefined> {
       openConnection(node, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: undefined }),
     );
     this.#nodes = this.#connections.map((c) => new LockNode(c.name, c.redis));
+    for (const c of this.#connections) trackConnectionErrors(c.redis);
     this.#channel = wakeChannel(this.#prefix, newOwnerToken());
     this.#subscribers = this.#connections.map(
       (c) => new WakeSubscriber(this.#channel, () => duplicateConnection(c.redis)),

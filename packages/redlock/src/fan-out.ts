@@ -1,5 +1,6 @@
 import type { NodeOutcome } from '@fencekit/core';
 import { errorMessage, type LockNode } from '@fencekit/redis';
+import type { Redis } from 'ioredis';
 
 /** What one node did with one request sent to all of them. */
 export type NodeResult<T> =
@@ -68,10 +69,27 @@ export function fanOut<T>(
     nodes.forEach((node, i) => {
       request(node).then(
         (value) => settle(i, { node, answered: true, value }),
-        (error: unknown) => settle(i, { node, answered: false, reason: errorMessage(error) }),
+        (error: unknown) => settle(i, { node, answered: false, reason: failureReason(node, error) }),
       );
     });
   });
+}
+
+const lastConnectionErrors = new WeakMap<Redis, string>();
+
+/** Remembers each connection's last error, so a request refused for want of a connection says why. */
+export function trackConnectionErrors(redis: Redis): void {
+  redis.on('error', (error: unknown) => lastConnectionErrors.set(redis, errorMessage(error)));
+  redis.on('ready', () => lastConnectionErrors.delete(redis));
+}
+
+/** Why a node's request failed, in words an operator can act on. */
+function failureReason(node: LockNode, error: unknown): string {
+  if (error instanceof Error && error.message.startsWith("Stream isn't writeable")) {
+    const last = lastConnectionErrors.get(node.redis);
+    return `not connected (${node.redis.status}${last === undefined ? '' : `; last error: ${last}`})`;
+  }
+  return errorMessage(error);
 }
 
 /** The per-node outcomes a `QuorumError` lists: who agreed, and why each other node did not. */

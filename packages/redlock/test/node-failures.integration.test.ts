@@ -41,6 +41,8 @@ describe('RedlockClient with nodes down', () => {
       expect(quorum.outcomes.filter((o) => o.ok)).toHaveLength(2);
       expect(quorum.failed.map((o) => o.node).sort()).toEqual([n1.endpoint, n2.endpoint, n3.endpoint].sort());
       for (const node of [n1, n2, n3]) expect(quorum.message).toContain(node.endpoint);
+      // Each failed node says why, in words an operator can act on.
+      for (const outcome of quorum.failed) expect(outcome.reason).toMatch(/not connected|ECONNREFUSED/);
     } finally {
       await client.close();
     }
