@@ -24,7 +24,7 @@ export class ConfigCache {
   constructor(
     private readonly optionalFrom: number,
     private readonly words: number,
-    initialSlots = 1 << 10,
+    initialSlots = 64,
   ) {
     this.#slots = new Int32Array(initialSlots);
     this.#mask = initialSlots - 1;
@@ -34,7 +34,7 @@ export class ConfigCache {
     this.#low = new Int32Array(this.#capacity);
     this.#offset = new Int32Array(this.#capacity);
     this.#length = new Int32Array(this.#capacity);
-    this.#arena = new Uint32Array(this.#capacity * 4);
+    this.#arena = new Uint32Array(this.#capacity * 4); // small: a check may hold thousands of partitions at once
   }
 
   /** Configurations recorded. */

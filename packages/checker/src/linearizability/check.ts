@@ -53,7 +53,12 @@ interface Job {
   result: PartitionResult;
   ops: Operation[];
   layout: SearchLayout;
+  /** The model's form of `layout.ops`, prepared up front (bad input fails before any search). */
+  prepared: unknown[];
+  /** Created at the partition's first slice and dropped once it is decided, so thousands of small
+   * partitions never hold their caches all at once. */
   search: Search | undefined;
+  done: boolean;
 }
 
 /**
@@ -126,8 +131,9 @@ class CheckRun {
         },
         ops: partOps,
         layout,
-        // Preparing every op up front surfaces bad input before any time is spent searching.
-        search: new Search(model, layout),
+        prepared: layout.ops.map((op) => model.prepare(op)),
+        search: undefined,
+        done: false,
       };
     });
     for (const job of this.#jobs) {
@@ -138,7 +144,7 @@ class CheckRun {
 
   /** One round-robin pass over the undecided partitions; false once there is nothing left to do. */
   pass(): boolean {
-    const active = this.#jobs.filter((job) => job.search !== undefined);
+    const active = this.#jobs.filter((job) => !job.done);
     if (active.length === 0 || this.#state.stop || performance.now() >= this.#budget.deadline) return false;
     roundRobinPass(active, this.#model, this.#budget, this.#state);
     return true;
@@ -210,8 +216,9 @@ function roundRobinPass(
   let liveBytes = 0;
   for (const job of active) liveBytes += job.search?.bytes ?? 0;
   for (const job of active) {
+    if (job.done) continue;
+    job.search ??= new Search(model, job.layout, job.prepared);
     const search = job.search;
-    if (search === undefined) continue;
     const t = performance.now();
     const before = search.bytes;
     const status = search.run(sliceEnd, budget.memoryBytes - (liveBytes - before));
@@ -265,6 +272,7 @@ function partialWitness(job: Job, model: AnyModel, search: Search): Witness {
 }
 
 function release(job: Job): void {
+  job.done = true;
   if (job.search === undefined) return;
   job.result.steps = job.search.steps;
   job.result.cacheEntries = job.search.cache.size;

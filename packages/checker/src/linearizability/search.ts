@@ -72,11 +72,12 @@ export class Search {
   #hash = 0;
   #status: SearchStatus = 'running';
 
-  constructor(model: AnyModel, layout: SearchLayout) {
+  /** `prepared`: the layout's ops through `model.prepare`, if the caller already has them. */
+  constructor(model: AnyModel, layout: SearchLayout, prepared?: unknown[]) {
     this.#model = model;
     this.#layout = layout;
     const n = layout.ops.length;
-    this.prepared = layout.ops.map((op) => model.prepare(op));
+    this.prepared = prepared ?? layout.ops.map((op) => model.prepare(op));
     const R = layout.required;
     const requiredWords = Math.ceil(R / 32);
     this.#requiredWords = requiredWords;
