@@ -31,6 +31,25 @@ export const fencekit: Contender = {
   },
 };
 
+/** @fencekit/etcd with `keepAlive: false`: a lease grant per acquire, the lease revoked after release. */
+export const fencekitPerGrant: Contender = {
+  name: '@fencekit/etcd keepAlive: false',
+  open(endpoints) {
+    const client = new EtcdClient({
+      hosts: [...endpoints],
+      prefix: 'bench-fencekit-pergrant',
+      keepAlive: false,
+    });
+    return {
+      async lock(resource) {
+        const lease = await client.acquire(resource, { ttlMs: 10_000, waitMs: 60_000 });
+        return () => lease.release();
+      },
+      close: () => client.close(),
+    };
+  },
+};
+
 /**
  * The floor: the least any etcd lock can do — one Txn "put if absent", one delete. Waiters watch the
  * key and retry the Txn when it is deleted (every waiter races: no queue, no lease, no fence check).

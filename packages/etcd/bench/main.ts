@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
 import { startCluster } from '@fencekit/cluster';
 import { Etcd3 } from 'etcd3';
-import { type Contender, etcd3Lock, fencekit, floor } from './contenders.js';
+import { type Contender, etcd3Lock, fencekit, fencekitPerGrant, floor } from './contenders.js';
 import { type Contended, contended, median, roundTrip, type Uncontended, uncontended } from './measure.js';
 
 /**
@@ -15,7 +15,7 @@ const CONTENDED_SECONDS = Number(process.env.BENCH_CONTENDED_SECONDS ?? 5);
 const CLIENTS = 8;
 const HOLD_MS = 2;
 
-const contenders: Contender[] = [floor, fencekit, etcd3Lock];
+const contenders: Contender[] = [floor, fencekit, fencekitPerGrant, etcd3Lock];
 
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 

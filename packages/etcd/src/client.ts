@@ -54,6 +54,7 @@ export class EtcdClient implements LockClient<bigint>, ElectionClient {
   readonly #leases = new Set<EtcdLease>();
   readonly #elections = new Set<EtcdElection>();
   #closed: Promise<void> | undefined;
+  readonly #keepAlive: boolean;
 
   constructor(options: EtcdClientOptions) {
     if (typeof options !== 'object' || options === null) {
@@ -68,13 +69,13 @@ export class EtcdClient implements LockClient<bigint>, ElectionClient {
     }
     this.#connection = connect(options);
     const etcd = this.#connection.etcd;
-    const keepAlive = options.keepAlive ?? true;
-    const sessions = new SessionPool(etcd, this.#connection.callTimeoutMs, keepAlive);
+    this.#keepAlive = options.keepAlive ?? true;
+    const shared = new SessionPool(etcd, this.#connection.callTimeoutMs, 'shared');
     this.#context = {
       etcd,
       prefix,
-      sessions,
-      campaignSessions: keepAlive ? sessions : new SessionPool(etcd, this.#connection.callTimeoutMs, true),
+      sessions: this.#keepAlive ? shared : new SessionPool(etcd, this.#connection.callTimeoutMs, 'per-grant'),
+      campaignSessions: shared,
       closing: this.#closing.signal,
       track: (work) => this.#track(work),
     };
@@ -148,6 +149,8 @@ export class EtcdClient implements LockClient<bigint>, ElectionClient {
       }),
     );
     if (!granted) return null;
+    // Per-grant leases were kept alive only while waiting; from the grant on, only extend() renews.
+    if (!this.#keepAlive) granted.session.stopKeepAlive();
     const lease: EtcdLease = new EtcdLease({
       etcd: this.#context.etcd,
       session: granted.session,

@@ -6,7 +6,7 @@ interface PooledSession {
   readonly session: Promise<Session>;
   /** Queues this session currently has a key in: one key per queue per lease. */
   readonly inUse: Set<string>;
-  /** One grant only (no background keep-alive): revoked as soon as it is checked in. */
+  /** Used for one grant only: revoked as soon as it is checked in. */
   readonly single: boolean;
   dead: boolean;
 }
@@ -15,26 +15,27 @@ interface PooledSession {
  * Sessions shared by one client, one per TTL. A session's key in a queue is named after its lease,
  * so a session waits in a queue at most once; a second concurrent waiter from the same client gets
  * another session. Uncontended, every acquire reuses one session: the lease grant is paid once, not
- * per lock. Without keep-alive every checkout is a fresh lease of its own, revoked at check-in.
+ * per lock. In `per-grant` mode every checkout is a fresh lease of its own (kept alive while it
+ * waits; the client stops that at the grant), revoked at check-in.
  */
 export class SessionPool {
   readonly #etcd: Etcd3;
   readonly #callTimeoutMs: number;
-  readonly #keepAlive: boolean;
+  readonly #shared: boolean;
   readonly #entries: PooledSession[] = [];
   readonly #revoking = new Set<Promise<void>>();
 
-  constructor(etcd: Etcd3, callTimeoutMs: number, keepAlive: boolean) {
+  constructor(etcd: Etcd3, callTimeoutMs: number, mode: 'shared' | 'per-grant') {
     this.#etcd = etcd;
     this.#callTimeoutMs = callTimeoutMs;
-    this.#keepAlive = keepAlive;
+    this.#shared = mode === 'shared';
   }
 
   /** A live session with this TTL that has no key in `queue`; reserved until `checkIn`. */
   async checkOut(ttlMs: number, queue: string): Promise<{ session: Session; checkIn: () => void }> {
     // A session that died between checks is dropped and replaced; bounded so a dead cluster fails fast.
     for (let attempt = 0; ; attempt++) {
-      const entry = (this.#keepAlive ? this.#find(ttlMs, queue) : undefined) ?? this.#grant(ttlMs);
+      const entry = (this.#shared ? this.#find(ttlMs, queue) : undefined) ?? this.#grant(ttlMs);
       entry.inUse.add(queue);
       let session: Session;
       try {
@@ -66,13 +67,9 @@ export class SessionPool {
   #grant(ttlMs: number): PooledSession {
     const created: PooledSession = {
       ttlMs,
-      session: Session.grant(this.#etcd, {
-        ttlMs,
-        callTimeoutMs: this.#callTimeoutMs,
-        keepAlive: this.#keepAlive,
-      }),
+      session: Session.grant(this.#etcd, { ttlMs, callTimeoutMs: this.#callTimeoutMs }),
       inUse: new Set(),
-      single: !this.#keepAlive,
+      single: !this.#shared,
       dead: false,
     };
     this.#entries.push(created);

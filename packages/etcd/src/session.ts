@@ -54,7 +54,7 @@ export class Session {
   readonly grantedTtlMs: number;
   readonly #etcd: Etcd3;
   readonly #callTimeoutMs: number;
-  readonly #keepAlive: boolean;
+  #keepAlive: boolean;
   readonly #controller = new AbortController();
   readonly #renewListeners = new Set<() => void>();
   #validUntil: number;
@@ -158,6 +158,16 @@ export class Session {
       this.#waiters.push(waiter);
       this.#fire();
     });
+  }
+
+  /**
+   * Stops the background keep-alive: from now on the lease lasts until `validUntil` unless
+   * `keepAliveOnce()` renews it. Used to hand a waiter's lease over as a lock with a plain TTL.
+   */
+  stopKeepAlive(): void {
+    this.#keepAlive = false;
+    clearInterval(this.#keepAliveTimer);
+    this.#keepAliveTimer = undefined;
   }
 
   /** Stops keeping the lease alive and revokes it, which deletes every key attached to it. Idempotent. */

@@ -8,8 +8,8 @@ import { runPrefix, sharedHosts } from './support/clients.js';
 
 const hosts = sharedHosts();
 const clients: EtcdClient[] = [];
-function client(): EtcdClient {
-  const c = new EtcdClient({ hosts, prefix: runPrefix });
+function client(options: { keepAlive?: boolean } = {}): EtcdClient {
+  const c = new EtcdClient({ hosts, prefix: runPrefix, ...options });
   clients.push(c);
   return c;
 }
@@ -138,6 +138,38 @@ describe('etcd lock: liveness and misuse', () => {
     expect(output).toContain('closed');
     expect(signal, 'the process had to be killed: something kept it alive after close()').toBeNull();
     expect(code).toBe(0);
+  });
+
+  it('keepAlive: false — the lock lasts ttlMs unless extended; a waiter keeps its place past one TTL', async () => {
+    const a = client({ keepAlive: false });
+    const held = await a.acquire('per-grant', { ttlMs: 2_000 });
+    const waiting = client({ keepAlive: false }).acquire('per-grant', { ttlMs: 2_000, waitMs: 20_000 });
+    const queued = async () => (await a.etcd.getAll().prefix(`${runPrefix}/locks/per-grant/`).keys()).length;
+    for (let tries = 0; (await queued()) < 2 && tries < 200; tries++)
+      await new Promise((r) => setTimeout(r, 25));
+    const marker = BigInt(
+      (await a.etcd.kv.range({ key: Buffer.from(`${runPrefix}/marker`) })).header.revision,
+    );
+    // Twice the TTL, held only by extensions; the waiter's own lease is kept alive while it waits.
+    for (let round = 0; round < 7; round++) {
+      await new Promise((r) => setTimeout(r, 600));
+      await held.extend(2_000);
+    }
+    await held.release();
+    const next = await waiting;
+    expect(next.fence, 'the waiter lost its place in the queue').toBeLessThanOrEqual(marker);
+    // Not extended: the grant ends by itself within its TTL, and the lock is free again.
+    await new Promise<void>((resolve) =>
+      next.signal.addEventListener('abort', () => resolve(), { once: true }),
+    );
+    const probe = client();
+    let after = await probe.tryAcquire('per-grant', { ttlMs: 2_000 });
+    // The ended grant's lease is revoked in the background (or expires on the server) right after.
+    for (let tries = 0; !after && tries < 40; tries++) {
+      await new Promise((r) => setTimeout(r, 100));
+      after = await probe.tryAcquire('per-grant', { ttlMs: 2_000 });
+    }
+    expect(after).not.toBeNull();
   });
 
   it('bad options are InvalidArgumentErrors', () => {
