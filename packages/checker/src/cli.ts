@@ -38,6 +38,7 @@ interface CliOptions {
   checker?: LockChecker[];
   format?: HistoryFormat;
   timeout: number;
+  memory?: number;
   html?: string;
   json?: boolean;
   initialStock?: number;
@@ -115,6 +116,11 @@ function command(io: Io): Command {
       parseDuration,
       60_000,
     )
+    .option(
+      '--memory <size>',
+      'memory budget of the linearizability search (e.g. 512MiB, 1GiB); over it a partition is unknown',
+      parseSize,
+    )
     .option('--html <file>', 'write a self-contained HTML report')
     .option('--json', 'print results as JSON, with per-partition (per-key) verdicts')
     .option(
@@ -180,7 +186,11 @@ async function check(file: string, options: CliOptions): Promise<Outcome> {
     const lin = operations;
     checkers.linearizability = guard(() =>
       asCheckResult(
-        checkLinearizable(lin, model, { timeoutMs: options.timeout, diagnose: options.html !== undefined }),
+        checkLinearizable(lin, model, {
+          timeoutMs: options.timeout,
+          diagnose: options.html !== undefined,
+          ...(options.memory === undefined ? {} : { memoryBytes: options.memory }),
+        }),
       ),
     );
   }
@@ -386,6 +396,24 @@ export function parseDuration(value: string): number {
   const ms = Number(match[1]) * unit;
   if (!(ms > 0)) throw new InvalidArgumentError('expected a duration above zero.');
   return ms;
+}
+
+/** "512MiB", "1GiB", "300MB", or a bare number of bytes → bytes. */
+export function parseSize(value: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*(B|KB|MB|GB|KiB|MiB|GiB)?$/i.exec(value.trim());
+  if (match === null) throw new InvalidArgumentError('expected a size such as 512MiB or 1GiB.');
+  const units: Record<string, number> = {
+    b: 1,
+    kb: 1e3,
+    mb: 1e6,
+    gb: 1e9,
+    kib: 2 ** 10,
+    mib: 2 ** 20,
+    gib: 2 ** 30,
+  };
+  const bytes = Number(match[1]) * (units[(match[2] ?? 'b').toLowerCase()] ?? 1);
+  if (!(bytes >= 1)) throw new InvalidArgumentError('expected a size of at least one byte.');
+  return Math.floor(bytes);
 }
 
 function parseInteger(value: string): number {

@@ -71,6 +71,24 @@ describe('fencekit-check linearizability', () => {
     expect(partitions.every((p) => ['ok', 'illegal', 'unknown'].includes(p.verdict))).toBe(true);
   });
 
+  it('answers unknown, never illegal, when the memory budget runs out on a linearizable history', async () => {
+    const { code, out } = await run(
+      `${DATA}/porcupine/kv/c50-ok.txt`,
+      '--model',
+      'kv',
+      '--memory',
+      '1KiB',
+      '--json',
+    );
+    const partitions = JSON.parse(out).checks.linearizability.partitions as {
+      verdict: string;
+      reason?: string;
+    }[];
+    expect([0, 2]).toContain(code);
+    expect(partitions.some((p) => p.verdict === 'illegal')).toBe(false);
+    for (const p of partitions.filter((p) => p.verdict === 'unknown')) expect(p.reason).toBe('memory');
+  });
+
   it('reads Jepsen EDN and writes the HTML report', async () => {
     const html = join(dir, 'mutex.html');
     const { code } = await run(`${DATA}/knossos/mutex/bad/etcd.edn`, '--model', 'mutex', '--html', html);
@@ -149,6 +167,10 @@ describe('fencekit-check bad input', () => {
     [[`${DATA}/porcupine/jepsen/etcd_000.log`, '--model', 'register', '--timeout', 'soon'], /duration/],
     [[`${DATA}/knossos/mutex/bad/etcd.edn`, '--checker', 'mutex'], /read harness histories \(jsonl\)/],
     [[`${DATA}/porcupine/jepsen/etcd_000.log`, '--checker', 'paxos'], /"paxos" is not one of/],
+    [
+      [`${DATA}/porcupine/jepsen/etcd_000.log`, '--model', 'register', '--memory', 'lots'],
+      /size such as 512MiB/,
+    ],
     [
       [
         `${DATA}/porcupine/jepsen/etcd_101.log`,
