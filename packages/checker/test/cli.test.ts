@@ -146,6 +146,35 @@ describe('fencekit-check lock checkers', () => {
     expect(JSON.parse(out).checks.mutex.resources).toEqual({ a: 'illegal', b: 'ok' });
   });
 
+  it('combines a model and lock checks on one harness history, in one HTML report', async () => {
+    const h = new HistoryBuilder()
+      .client(1, 1, 'invoke', 'write', 1)
+      .resource(2, 'enter', { client: 1, fence: '1', accepted: true })
+      .resource(3, 'leave', { client: 1 })
+      .client(4, 1, 'ok', 'write', 1)
+      .client(5, 2, 'invoke', 'read', null)
+      .resource(6, 'enter', { client: 2, fence: '2', accepted: true })
+      .resource(7, 'leave', { client: 2 })
+      .client(8, 2, 'ok', 'read', 2);
+    const html = join(dir, 'combined.html');
+    const { code, out } = await run(
+      await writeHistory('combined.jsonl', h),
+      '--model',
+      'register',
+      '--checker',
+      'mutex',
+      '--html',
+      html,
+    );
+    // The read of 2 was never written: not linearizable; the critical sections never overlapped.
+    expect(code).toBe(1);
+    expect(out).toMatch(/linearizability: illegal/);
+    expect(out).toMatch(/mutex: ok/);
+    const page = await readFile(html, 'utf8');
+    expect(page).toContain('data-lanes="2"');
+    expect(page).toMatch(/<section class="partition"[^>]*data-verdict="illegal"/);
+  });
+
   it('exits 2 when a check cannot decide (no fences to judge)', async () => {
     const file = await writeHistory(
       'unfenced.jsonl',
