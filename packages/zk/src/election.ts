@@ -82,8 +82,8 @@ export class ZkElection implements Election {
           let head = await this.#queue.awaitHead(entry, joined, scope.signal);
           if (!this.#connectedFor(entry)) {
             // Head while suspended is not leadership; look again once the connection is back.
-            await this.session.ready({ signal: scope.signal });
-            head = await this.#queue.awaitHead(entry, { entry, order: [], listedAt: 0 }, scope.signal);
+            await this.session.ready({ signal: scope.signal, timeoutMs: Number.POSITIVE_INFINITY });
+            head = await this.#queue.awaitHead(entry, { entry, order: [] }, scope.signal);
             if (!this.#connectedFor(entry))
               throw new EntryGoneError(entry, 'connection suspended at the grant');
           }

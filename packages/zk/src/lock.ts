@@ -138,14 +138,11 @@ export class ZkLockClient implements LockClient<bigint> {
           if (scope.signal.aborted) throw error;
         });
       }
-      const sentAt = monotonicNow();
       const stat =
         this.session.generation === entry.generation
           ? await this.session.exists(entry.path, undefined, { signal: scope.signal })
           : null;
-      const reclaimed = stat
-        ? this.#grant(lease.resource, entry, lease.fence, sentAt, options.ttlMs)
-        : undefined;
+      const reclaimed = stat ? this.#grant(lease.resource, entry, lease.fence, options.ttlMs) : undefined;
       if (!reclaimed) throw new LockLostError(lease.resource, `lock node ${entry.path} is gone or unsure`);
       return await freshLease(reclaimed);
     } catch (error) {
@@ -172,12 +169,12 @@ export class ZkLockClient implements LockClient<bigint> {
           const joined = await this.#queue.join(this.folderOf(resource), null, scope.signal);
           entry = joined.entry;
           const head = await this.#queue.awaitHead(entry, joined, scope.signal);
-          const lease = this.#grant(resource, entry, head.czxid, head.listedAt, ttlMs);
+          const lease = this.#grant(resource, entry, head.czxid, ttlMs);
           if (lease) return await freshLease(lease);
           // Head while suspended: not reportable. Wait for the connection and look again.
-          await this.session.ready({ signal: scope.signal });
-          const again = await this.#queue.awaitHead(entry, { entry, order: [], listedAt: 0 }, scope.signal);
-          const retried = this.#grant(resource, entry, again.czxid, again.listedAt, ttlMs);
+          await this.session.ready({ signal: scope.signal, timeoutMs: Number.POSITIVE_INFINITY });
+          const again = await this.#queue.awaitHead(entry, { entry, order: [] }, scope.signal);
+          const retried = this.#grant(resource, entry, again.czxid, ttlMs);
           if (retried) return await freshLease(retried);
           throw new EntryGoneError(entry, 'connection suspended at the grant');
         } catch (error) {
@@ -210,9 +207,7 @@ export class ZkLockClient implements LockClient<bigint> {
       const joined = await this.#queue.join(this.folderOf(resource), null, scope.signal);
       entry = joined.entry;
       let order = joined.order;
-      let listedAt = joined.listedAt;
       if (order.length === 0) {
-        listedAt = monotonicNow();
         order = queueOrder(
           (await this.session.children(entry.folder, undefined, { signal: scope.signal })).children,
         );
@@ -221,8 +216,8 @@ export class ZkLockClient implements LockClient<bigint> {
         this.#abandon(entry);
         return null;
       }
-      const head = await this.#queue.awaitHead(entry, { entry, order, listedAt }, scope.signal);
-      const lease = this.#grant(resource, entry, head.czxid, head.listedAt, ttlMs);
+      const head = await this.#queue.awaitHead(entry, { entry, order }, scope.signal);
+      const lease = this.#grant(resource, entry, head.czxid, ttlMs);
       if (!lease) {
         this.#abandon(entry);
         throw new BackendUnavailableError('zookeeper', 'connection suspended while trying the lock');
@@ -265,13 +260,7 @@ export class ZkLockClient implements LockClient<bigint> {
     if (this.#ownsSession) await this.session.close();
   }
 
-  #grant(
-    resource: string,
-    entry: QueueEntry,
-    fence: bigint,
-    sentAt: number,
-    ttlMs: number,
-  ): ZkLease | undefined {
+  #grant(resource: string, entry: QueueEntry, fence: bigint, ttlMs: number): ZkLease | undefined {
     // Checked in the same tick as the lease is registered: a suspension after this marks it lost.
     if (!this.session.connected || this.session.generation !== entry.generation) return undefined;
     const held: { released: boolean } = { released: false };
@@ -280,7 +269,10 @@ export class ZkLockClient implements LockClient<bigint> {
         resource,
         owner: entry.owner,
         fence,
-        sentAt,
+        // The local window starts when we learn the node is the head. Nothing on the server expires on
+        // this clock (the node lives as long as the session, whose loss aborts the lease at once), so
+        // time the request spent in flight need not be taken off it.
+        sentAt: monotonicNow(),
         ttlMs,
         operations: {
           extend: async (_ttlMs, options) => {

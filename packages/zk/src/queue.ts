@@ -24,14 +24,10 @@ export interface Joined {
   entry: QueueEntry;
   /** Entry names in queue order as listed right after the create (empty if that listing failed). */
   order: string[];
-  /** `monotonicNow()` when that listing was sent. */
-  listedAt: number;
 }
 
 export interface Head {
   czxid: bigint;
-  /** `monotonicNow()` when the listing that showed the entry at the head was sent. */
-  listedAt: number;
 }
 
 /** The entry's node vanished (its session expired, or it was deleted): its place in the queue is gone. */
@@ -75,8 +71,8 @@ export class SequentialQueue {
     const prefix = `${folder}/${entryPrefix(owner, this.kind)}`;
     for (;;) {
       signal.throwIfAborted();
-      const generation = await this.session.ready({ signal });
-      const listedAt = monotonicNow();
+      // Bounded by the caller's wait (signal), not by one session timeout: a slow first connect is a wait.
+      const generation = await this.session.ready({ signal, timeoutMs: Number.POSITIVE_INFINITY });
       // Speculative read of the node we expect to get, in the same pipeline: when the guess is right
       // (always, for a lone client) the fence arrives with no extra round trip. A wrong guess names a
       // node that cannot exist (the owner part is ours alone) and just reads nothing.
@@ -122,9 +118,9 @@ export class SequentialQueue {
       try {
         const order = queueOrder((await listed).children);
         this.#learnSequence(folder, order);
-        return { entry, order, listedAt };
+        return { entry, order };
       } catch {
-        return { entry, order: [], listedAt };
+        return { entry, order: [] };
       }
     }
   }
@@ -136,18 +132,16 @@ export class SequentialQueue {
    */
   async awaitHead(entry: QueueEntry, joined: Joined, signal: AbortSignal): Promise<Head> {
     let order: string[] | undefined = joined.order.length > 0 ? joined.order : undefined;
-    let listedAt = joined.listedAt;
     for (;;) {
       signal.throwIfAborted();
       this.#assertAlive(entry);
       try {
         if (order === undefined) {
-          listedAt = monotonicNow();
           order = queueOrder((await this.session.children(entry.folder, undefined, { signal })).children);
         }
         const index = order.indexOf(entry.name);
         if (index < 0) throw new EntryGoneError(entry, 'its node is no longer in the queue');
-        if (index === 0) return { czxid: await this.#czxid(entry, signal), listedAt };
+        if (index === 0) return { czxid: await this.#czxid(entry, signal) };
         const predecessor = `${entry.folder}/${order[index - 1]}`;
         order = undefined;
         const gone = await this.#untilDeleted(entry, predecessor, signal);
@@ -155,7 +149,7 @@ export class SequentialQueue {
         // and the one ahead is deleted, ours is the head, with no need to list the folder again.
         if (gone && index === 1) {
           this.#assertAlive(entry);
-          return { czxid: await this.#czxid(entry, signal), listedAt: monotonicNow() };
+          return { czxid: await this.#czxid(entry, signal) };
         }
       } catch (error) {
         if (!isUncertain(error)) throw error;

@@ -332,13 +332,16 @@ async function settleWithin<T>(
     return await Promise.race([
       promise,
       new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () =>
-            reject(
-              new ZkCallError(operation, path, ZkCode.OPERATION_TIMEOUT, `no reply within ${timeoutMs} ms`),
-            ),
-          timeoutMs,
-        );
+        // An infinite bound (a wait limited by its signal alone) needs no timer.
+        if (Number.isFinite(timeoutMs)) {
+          timer = setTimeout(
+            () =>
+              reject(
+                new ZkCallError(operation, path, ZkCode.OPERATION_TIMEOUT, `no reply within ${timeoutMs} ms`),
+              ),
+            timeoutMs,
+          );
+        }
         onAbort = () => reject(signal?.reason);
         signal?.addEventListener('abort', onAbort, { once: true });
       }),

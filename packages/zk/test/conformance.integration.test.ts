@@ -12,12 +12,14 @@ describeLockConformance('zookeeper', {
   // Fair: FIFO by sequence number. Expiry on: a lease not extended within ttlMs is given up by its
   // client, which deletes the lock node (a dead client's node goes with its session instead).
   capabilities: { fair: true, expiry: true },
-  timeScale: 2,
+  // Generous for a shared, loaded machine: the suite's short TTL and every wait scaled up.
+  ttlMs: 1_000,
+  timeScale: 3,
   resourcePrefix: 'zk-conformance',
 });
 
 describeElectionConformance('zookeeper', {
   createElection: async (name) => new ZkElection(name, { servers, sessionTimeoutMs }),
   ttlMs: sessionTimeoutMs,
-  timeScale: 2,
+  timeScale: 3,
 });
