@@ -300,11 +300,6 @@ function describeViolation(v: unknown): string {
   const o = v as Record<string, unknown>;
   if (typeof o.message === 'string')
     return `${String(o.kind)}${o.key ? ` [${String(o.key)}]` : ''}: ${o.message}`;
-  if (o.kind === 'overlap' || o.kind === 'two-leaders') {
-    const a = o.first as Record<string, unknown>;
-    const b = o.second as Record<string, unknown>;
-    return `${o.kind}: client ${String(a.client)} (fence ${String(a.fence ?? a.term ?? '-')}) and client ${String(b.client)} (fence ${String(b.fence ?? b.term ?? '-')}) from ${String(o.from)} to ${String(o.to)}`;
-  }
   return JSON.stringify(v, jsonValue);
 }
 

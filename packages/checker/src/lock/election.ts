@@ -23,7 +23,15 @@ export interface Reign {
  *   still acting).
  */
 export type ElectionViolation =
-  | { kind: 'two-leaders'; key: string; first: Reign; second: Reign; from: number; to: number }
+  | {
+      kind: 'two-leaders';
+      key: string;
+      message: string;
+      first: Reign;
+      second: Reign;
+      from: number;
+      to: number;
+    }
   | {
       kind: 'deposed-claim';
       key: string;
@@ -135,9 +143,13 @@ function splitBrain(reigns: Reign[]): ElectionViolation[] {
 }
 
 function pair(first: Reign, second: Reign): ElectionViolation {
+  const same = first.term === second.term;
   return {
     kind: 'two-leaders',
     key: first.key,
+    message: same
+      ? `clients ${first.client} and ${second.client} both accepted as leader of term ${first.term}`
+      : `client ${first.client} (term ${first.term}) and client ${second.client} (term ${second.term}) both had claims accepted at once`,
     first,
     second,
     from: second.from,

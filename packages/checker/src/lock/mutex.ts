@@ -20,6 +20,7 @@ export interface CriticalSection {
 export interface Overlap {
   kind: 'overlap';
   key: string;
+  message: string;
   first: CriticalSection;
   second: CriticalSection;
   from: number;
@@ -70,16 +71,21 @@ export function checkMutex(history: Iterable<HistoryEvent>, options: MutexCheckO
   }
   const { pairs, stats } = sweepHistory(history, false, max);
   // Ends are known only after the sweep, so the overlap windows are computed here.
-  const violations = pairs.map(
-    ([first, second]): Overlap => ({
+  const violations = pairs.map(([first, second]): Overlap => {
+    const to = Math.min(first.end, second.end);
+    const holder = (s: CriticalSection) =>
+      `client ${s.client}${s.fence === undefined ? '' : ` (fence ${s.fence})`}`;
+    const span = Number.isFinite(to) ? `for ${formatNs(to - second.start)}` : 'to the end of the history';
+    return {
       kind: 'overlap',
       key: first.key,
+      message: `${holder(first)} and ${holder(second)} both inside ${span}`,
       first,
       second,
       from: second.start,
-      to: Math.min(first.end, second.end),
-    }),
-  );
+      to,
+    };
+  });
   return { verdict: stats.overlaps > 0 ? 'illegal' : 'ok', violations, stats };
 }
 
@@ -98,6 +104,14 @@ function sweepHistory(history: Iterable<HistoryEvent>, keepSections: boolean, ma
   const sorted = new SectionSweep(keepSections, maxPairs);
   sorted.run(picked, false);
   return sorted.finish();
+}
+
+/** A duration in the history's nanoseconds, for messages. */
+function formatNs(ns: number): string {
+  if (ns >= 1e9) return `${(ns / 1e9).toFixed(3)} s`;
+  if (ns >= 1e6) return `${(ns / 1e6).toFixed(3)} ms`;
+  if (ns >= 1e3) return `${(ns / 1e3).toFixed(1)} µs`;
+  return `${ns} ns`;
 }
 
 function isSectionEvent(event: HistoryEvent): boolean {
