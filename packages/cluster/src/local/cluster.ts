@@ -170,6 +170,14 @@ export class LocalCluster implements Cluster {
       peerPorts: own(i).slice(1),
       advertisedPeerPorts: network.peerProxies.get(id)?.map((p) => p.port) ?? own(i).slice(1),
     }));
+    const rewriter = recipe.peerHandshakeRewriter?.bind(recipe);
+    if (rewriter) {
+      for (const proxies of network.peerProxies.values()) {
+        proxies.forEach((proxy, i) => {
+          proxy.handshakeRewriter = rewriter(i, layouts);
+        });
+      }
+    }
     const token = `fencekit-${randomBytes(6).toString('hex')}`;
     nodes = layouts.map((layout) => {
       const spec = recipe.launch(layout, layouts, token);

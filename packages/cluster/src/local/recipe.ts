@@ -40,6 +40,14 @@ export interface LocalRecipe {
   launch(node: NodeLayout, all: readonly NodeLayout[], clusterToken: string): LaunchSpec;
   /** One readiness probe against a client port: true once the node serves clients. */
   ready(target: ProbeTarget): Promise<boolean>;
+  /**
+   * For peer ports whose handshake tells the other side where to call back (ZooKeeper's election port), a rewrite
+   * of that first message so the call-back goes through the caller's peer proxy too.
+   */
+  peerHandshakeRewriter?(
+    portIndex: number,
+    all: readonly NodeLayout[],
+  ): ((chunk: Buffer) => Buffer) | undefined;
   /** The leader's id, when the server kind has one. */
   leader?(targets: readonly ProbeTarget[]): Promise<string | undefined>;
 }

@@ -51,6 +51,33 @@ export function zooCfg(node: NodeLayout, all: readonly NodeLayout[], dataDir: st
   return lines.join('\n') + '\n';
 }
 
+/** Protocol versions of QuorumCnxManager's InitialMessage that carry the sender's election address. */
+const ADDRESS_PROTOCOLS = new Set([-65535n, -65536n]);
+
+/**
+ * ZooKeeper's election handshake (QuorumCnxManager InitialMessage: long protocol, long sid, int length, then
+ * "host:port[|host:port]") carries the caller's own election address, and a server with a larger id drops the
+ * connection and calls back *that* address, which is the caller's real port, bypassing its proxy. This rewrites
+ * each real election address in it to the caller's election proxy, so partitions cut the call-back as well.
+ */
+export function electionHandshakeRewriter(proxyByAddress: ReadonlyMap<string, string>) {
+  return (chunk: Buffer): Buffer => {
+    if (chunk.length < 20 || !ADDRESS_PROTOCOLS.has(chunk.readBigInt64BE(0))) return chunk;
+    const length = chunk.readInt32BE(16);
+    if (length < 0 || chunk.length < 20 + length) return chunk;
+    const addresses = chunk.toString('utf8', 20, 20 + length);
+    const rewritten = Buffer.from(
+      addresses
+        .split('|')
+        .map((address) => proxyByAddress.get(address) ?? address)
+        .join('|'),
+    );
+    const header = Buffer.from(chunk.subarray(0, 20));
+    header.writeInt32BE(rewritten.length, 16);
+    return Buffer.concat([header, rewritten, chunk.subarray(20 + length)]);
+  };
+}
+
 export const zookeeperRecipe: LocalRecipe = {
   server: 'zookeeper',
   peerPortCount: 2,
@@ -67,4 +94,14 @@ export const zookeeperRecipe: LocalRecipe = {
   // `ruok` answers before the server serves; only `srvr` reporting a Mode means it does.
   ready: async (target) => (await zookeeperMode(target.host, target.port)) !== undefined,
   leader: (targets) => zookeeperLeader(targets),
+  peerHandshakeRewriter(portIndex, all) {
+    if (portIndex !== 1) return undefined; // only the election port has the call-back
+    const map = new Map(
+      all.map((n) => [
+        `${n.listenHost}:${n.peerPorts[1]}`,
+        `${n.advertisedHost}:${n.advertisedPeerPorts[1]}`,
+      ]),
+    );
+    return electionHandshakeRewriter(map);
+  },
 };

@@ -46,6 +46,8 @@ export class Link {
   constructor(
     private readonly source: Socket,
     private readonly effects: () => LinkEffects,
+    /** Rewrites the first chunk (a handshake that names an address the server must not use directly). */
+    private rewriteFirst?: (chunk: Buffer) => Buffer,
   ) {
     source.on('data', (chunk: Buffer) => this.onData(chunk));
     source.on('end', () => this.push({ kind: 'end', at: this.releaseAt(0, this.effects().slowCloseMs) }));
@@ -81,6 +83,10 @@ export class Link {
   }
 
   private onData(chunk: Buffer): void {
+    if (this.rewriteFirst) {
+      chunk = this.rewriteFirst(chunk);
+      this.rewriteFirst = undefined;
+    }
     const effects = this.effects();
     if (effects.dropping) return;
     const transmitMs = effects.bytesPerMs > 0 ? chunk.length / effects.bytesPerMs : 0;

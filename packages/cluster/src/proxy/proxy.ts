@@ -30,7 +30,7 @@ class ProxiedConnection {
     private readonly proxy: FaultProxy,
   ) {
     this.identified = proxy.options.identify === undefined;
-    this.up = new Link(client, () => proxy.effects.upstream);
+    this.up = new Link(client, () => proxy.effects.upstream, proxy.handshakeRewriter);
     client.on('error', () => undefined);
     client.on('close', () => this.maybeDone());
   }
@@ -108,6 +108,8 @@ export class FaultProxy {
     downstream: NO_EFFECTS,
   };
   private isCut: (source: string | undefined) => boolean = () => false;
+  /** Rewrites the first upstream chunk of each new connection (see LocalRecipe.peerHandshakeRewriter). */
+  handshakeRewriter: ((chunk: Buffer) => Buffer) | undefined;
   private closed = false;
 
   private constructor(
