@@ -122,7 +122,11 @@ export class MemoryLockServer {
     if (state.expiryTimer !== undefined) clearTimeout(state.expiryTimer);
     state.expiryTimer = setTimeout(() => {
       state.expiryTimer = undefined;
-      this.#free(resource, state);
+      const left = (state.holder?.expiresAt ?? 0) - monotonicNow();
+      // Node timers may fire up to a millisecond early on performance.now(); expiring early would
+      // free the lock while its holder's lease is still valid, so wait out the remainder.
+      if (left > 0) this.#armExpiry(resource, state, left);
+      else this.#free(resource, state);
     }, ttlMs);
     // The server is a data structure, not a service: it must not keep an idle process alive.
     state.expiryTimer.unref();

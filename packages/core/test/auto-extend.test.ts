@@ -6,14 +6,14 @@ describe('autoExtend', () => {
     const server = new MemoryLockServer();
     const client = createMemoryLockClient({ server });
     // Generous TTL: the machine is shared, and a timer late by a third of the TTL must not flake this.
-    const lease = await client.acquire('kept', { ttlMs: 600 });
-    const handle = autoExtend(lease, { ttlMs: 600 });
-    await sleep(1_500);
+    const lease = await client.acquire('kept', { ttlMs: 1_200 });
+    const handle = autoExtend(lease, { ttlMs: 1_200 });
+    await sleep(2_500);
     expect(lease.held).toBe(true);
     expect(handle.signal.aborted).toBe(false);
     await handle.stop();
     await handle.stop();
-    await sleep(900);
+    await sleep(1_600);
     expect(lease.held).toBe(false);
     expect(server.holder('kept')).toBeNull();
     await client.close();

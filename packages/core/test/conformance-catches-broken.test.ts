@@ -54,7 +54,7 @@ class EveryoneLeadsHub extends MemoryElectionHub {
 
 const options = (server: MemoryLockServer) => ({
   createClient: async () => createMemoryLockClient({ server }),
-  ttlMs: 100,
+  ttlMs: 300,
 });
 
 describe('the conformance suite catches broken clients', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import type { LockClient } from '../contract.js';
+import type { Lease, LockClient } from '../contract.js';
 import { type FencekitErrorCode, isFencekitError } from '../errors.js';
 
 /** What a backend can promise; a check that needs a capability the backend lacks is skipped. */
@@ -125,6 +125,26 @@ export async function withCheckContext(
   if (bodyError) throw bodyError.error;
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw new Error('close() rejected after the check', { cause: failed.reason });
+}
+
+/**
+ * Acquires `resource` with the short TTL. On a loaded machine a grant can lapse before it is handed
+ * out, which a correct client reports as `lost` rather than returning a dead lease; retry that (up
+ * to 3 attempts) instead of failing a check that is about something else.
+ */
+export async function acquireShort(
+  context: CheckContext,
+  // biome-ignore lint/suspicious/noExplicitAny: works for fenced and unfenced clients.
+  client: LockClient<any>,
+  resource: string,
+): Promise<Lease<bigint | undefined>> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await client.acquire(resource, { ttlMs: context.ttlMs, waitMs: context.scaled(5_000) });
+    } catch (error) {
+      if (attempt >= 3 || !isFencekitError(error, 'lost')) throw error;
+    }
+  }
 }
 
 /** Awaits `action` (a sync throw counts as a rejection) and asserts it fails with a fencekit `code`. */
