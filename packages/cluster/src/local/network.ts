@@ -117,7 +117,9 @@ export class LocalNetwork {
   private applyPeerCuts(): void {
     for (const [id, proxies] of this.peerProxies) {
       for (const proxy of proxies) {
-        proxy.setCut((source) => source !== undefined && this.cutPairs.has(pairKey(source, id)));
+        // A caller we could not identify is still cut when this node is cut from every other one.
+        const isolated = this.ids.every((other) => other === id || this.cutPairs.has(pairKey(other, id)));
+        proxy.setCut((source) => (source === undefined ? isolated : this.cutPairs.has(pairKey(source, id))));
       }
     }
   }
