@@ -1,5 +1,5 @@
 import { cpus, loadavg, totalmem } from 'node:os';
-import { startCluster } from '@fencekit/cluster';
+import { type Cluster, startCluster } from '@fencekit/cluster';
 import { floorCycle, lockCycle, roundTripCycle } from './cycles.js';
 import { jain } from './stats.js';
 import { type ContendedResult, ContendedRing, runInterleaved, type UncontendedResult } from './workloads.js';
@@ -17,8 +17,20 @@ const HOLD_MS = 1;
 
 const fmt = (n: number, digits = 2) => n.toFixed(digits);
 
+/** On a loaded machine an ensemble occasionally fails its first election in time: try up to 3 times. */
+async function startEnsemble(): Promise<Cluster> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startCluster({ topology: 'zookeeper', nodes: 3 });
+    } catch (error) {
+      if (attempt >= 3) throw error;
+      console.error(`ensemble start failed (attempt ${attempt}): ${(error as Error).message.split('\n')[0]}`);
+    }
+  }
+}
+
 async function main(): Promise<void> {
-  const cluster = await startCluster({ topology: 'zookeeper', nodes: 3 });
+  const cluster = await startEnsemble();
   try {
     // Every contender talks to the same follower: a write through a follower takes one more hop than
     // through the leader, so mixing servers would compare hops, not recipes.
