@@ -3,6 +3,8 @@
 # ZooKeeper and etcd under faults), checks every history and writes the report site to reports/.
 # Extra arguments go to `fencekit suite` (e.g. --provider docker, --seed 7, --out DIR).
 set -euo pipefail
+# Turborepo would otherwise phone home; this machine may only talk to loopback.
+export TURBO_TELEMETRY_DISABLED=1 DO_NOT_TRACK=1
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 printf '[main] running the short suite: fencekit suite --short %s\n' "$*"

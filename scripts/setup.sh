@@ -3,6 +3,8 @@
 # Used by scripts/test.sh and scripts/main.sh; safe to run again at any time.
 #   FENCEKIT_DOCKER=0   skip starting dockerd and building the server image (local provider only)
 set -euo pipefail
+# Turborepo would otherwise phone home; this machine may only talk to loopback.
+export TURBO_TELEMETRY_DISABLED=1 DO_NOT_TRACK=1
 cd "$(dirname "$0")/.."
 say() { printf '[setup] %s\n' "$*"; }
 

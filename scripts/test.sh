@@ -2,6 +2,8 @@
 # The whole test suite on real servers: installs what is missing, then typecheck, lint and every test.
 # Ends with one line "vitest: N passed, N failed, N skipped"; fails when a test failed or none ran.
 set -euo pipefail
+# Turborepo would otherwise phone home; this machine may only talk to loopback.
+export TURBO_TELEMETRY_DISABLED=1 DO_NOT_TRACK=1
 cd "$(dirname "$0")/.."
 say() { printf '[test] %s\n' "$*"; }
 
