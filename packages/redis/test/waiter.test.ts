@@ -1,0 +1,79 @@
+import { LockAbortedError, LockTimeoutError, monotonicNow } from '@fencekit/core';
+import { Waiter, waitForGrant } from '@fencekit/redis';
+import { describe, expect, it } from 'vitest';
+
+function plan(overrides: Partial<Parameters<typeof waitForGrant<string>>[0]> = {}) {
+  const closing = new AbortController();
+  return {
+    resource: 'r',
+    startedAt: monotonicNow(),
+    waitMs: 1_000,
+    signal: undefined,
+    closing: closing.signal,
+    clientName: 'test',
+    heartbeatMs: 1_000,
+    waiter: new Waiter(),
+    attempt: async () => ({ retryMs: 10_000 }),
+    cancel: async () => undefined,
+    ...overrides,
+  };
+}
+
+describe('waitForGrant', () => {
+  it('parks between attempts and retries at once when woken', async () => {
+    const waiter = new Waiter();
+    let attempts = 0;
+    const granted = waitForGrant<string>(
+      plan({
+        waiter,
+        attempt: async () => (++attempts === 2 ? { grant: 'lease' } : { retryMs: 10_000 }),
+      }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(attempts).toBe(1);
+    waiter.wake();
+    await expect(granted).resolves.toBe('lease');
+  });
+
+  it('takes a grant handed over by a release without another attempt', async () => {
+    const waiter = new Waiter();
+    let attempts = 0;
+    const granted = waitForGrant<string>(
+      plan({
+        waiter,
+        attempt: async () => {
+          attempts += 1;
+          return { retryMs: 10_000 };
+        },
+        handedOver: () => {
+          const fence = waiter.takeHandedFence();
+          return fence === undefined ? undefined : `fence ${fence}`;
+        },
+      }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    waiter.wake('7');
+    await expect(granted).resolves.toBe('fence 7');
+    expect(attempts).toBe(1);
+  });
+
+  it('times out with LockTimeoutError, or the last failure, and cancels first', async () => {
+    let cancelled = 0;
+    const cancel = async () => {
+      cancelled += 1;
+    };
+    await expect(waitForGrant(plan({ waitMs: 30, cancel }))).rejects.toBeInstanceOf(LockTimeoutError);
+    const failure = new Error('quorum');
+    await expect(
+      waitForGrant(plan({ waitMs: 30, cancel, attempt: async () => ({ retryMs: 5, error: failure }) })),
+    ).rejects.toBe(failure);
+    expect(cancelled).toBe(2);
+  });
+
+  it("stops on the caller's signal with LockAbortedError", async () => {
+    const controller = new AbortController();
+    const waiting = waitForGrant(plan({ signal: controller.signal }));
+    setTimeout(() => controller.abort(), 10);
+    await expect(waiting).rejects.toBeInstanceOf(LockAbortedError);
+  });
+});
