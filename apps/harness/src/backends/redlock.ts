@@ -34,6 +34,9 @@ export const redlockBackend: BackendFactory = {
       keyPrefix: `${namespace}:`,
       // Queue entries left on nodes a waiter can no longer reach (cut, clock-jumped) expire within a TTL.
       waiterTtlMs: Math.max(500, ttlMs),
+      // A fifth of the TTL per node (the default is a twentieth): two busy cores running servers, clients
+      // and checkers answer loopback requests in tens of milliseconds, and timeouts alone must not decide.
+      nodeTimeoutMs: Math.max(50, Math.round(ttlMs / 5)),
     });
     return { locks, close: () => locks.close() };
   },

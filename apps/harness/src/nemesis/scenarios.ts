@@ -8,9 +8,9 @@ import { type FaultWindowSummary, type NemesisContext, nemesisOp, pauseClient, u
  * with its old lease: a lost update unless the resource refuses its stale fence. Repeated every few
  * TTLs through the fault phase.
  *
- * `clock-jump` (Redlock on 5 nodes): clients can reach only n1–n3 while one of them takes the lock
+ * `clock-jump` (Redlock on 5 nodes): n4 and n5 are frozen (unreachable) while a client takes the lock on n1–n3
  * (a majority); the moment the holder is inside its critical section, n3's clock jumps forward past
- * the TTL (its copy of the lock expires), and the network turns around so clients reach only n3–n5.
+ * the TTL (its copy of the lock expires), and the freeze turns around: n1, n2 frozen, n4, n5 thawed.
  * A second client now gets n3, n4, n5 — also a majority — while the first still holds a young, valid
  * grant on n1, n2.
  */
@@ -50,10 +50,12 @@ async function clockJump(context: NemesisContext, recoveryAtMs: number): Promise
   let at = Math.min(context.ttlMs, recoveryAtMs / 4);
   while (at + context.ttlMs * 2 < recoveryAtMs) {
     if (!(await until(context, at))) break;
-    // 1. Only a, b, c answer clients: the next grant is on a majority that includes c.
-    const cut = await nemesisOp(context, 'start', { fault: 'cut-clients', nodes: [d, e] }, async () => {
-      await faults.cutClients(d);
-      await faults.cutClients(e);
+    // 1. Only a, b, c answer clients: the next grant is on a majority that includes c. d and e are
+    // "unreachable" by being frozen (SIGSTOP): requests to them time out, but their connections stay up,
+    // so when they are thawed they answer at once (a network cut would leave clients reconnecting).
+    const cut = await nemesisOp(context, 'start', { fault: 'pause-server', nodes: [d, e] }, async () => {
+      await faults.pause(d);
+      await faults.pause(e);
     });
     if (!cut.ok) {
       applied.push({ fault: 'clock-jump', target: {}, applied: false, error: cut.error });
@@ -67,10 +69,11 @@ async function clockJump(context: NemesisContext, recoveryAtMs: number): Promise
       'start',
       { fault: 'clock-jump', node: c, holder: holder?.index },
       async () => {
-        await faults.heal();
         await faults.clock(c, { offsetMs: context.ttlMs * 3 });
-        await faults.cutClients(a);
-        await faults.cutClients(b);
+        await faults.pause(a);
+        await faults.pause(b);
+        await faults.resume(d);
+        await faults.resume(e);
       },
     );
     applied.push({
