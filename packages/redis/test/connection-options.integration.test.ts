@@ -55,6 +55,24 @@ describe('ACL user and password', () => {
   });
 });
 
+describe('an ioredis instance owned by the caller', () => {
+  it('is used as given and left open by close()', async () => {
+    const redis = new Redis(`redis://${endpoint}`);
+    try {
+      const client = new RedisLockClient({ connection: redis });
+      const resource = `instance-${randomUUID()}`;
+      const lease = await client.acquire(resource, { ttlMs: 5_000 });
+      expect(await redis.get(`fencekit:{${resource}}:lock`)).toBe(lease.owner);
+      await client.close();
+      // close() released the lease it still held and left the caller's connection alone.
+      expect(await redis.exists(`fencekit:{${resource}}:lock`)).toBe(0);
+      expect(redis.status).toBe('ready');
+    } finally {
+      await redis.quit();
+    }
+  });
+});
+
 describe('WAIT for replicas after a grant', () => {
   let primary: LocalRedis;
   let replica: LocalRedis;
