@@ -2,6 +2,7 @@ import { injectCluster } from '@fencekit/cluster/vitest';
 import { isFencekitError } from '@fencekit/core';
 import { GuardedWriteRefusedError, ZkLockClient } from '@fencekit/zk';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ZkCallError, ZkCode } from '../src/zk-errors.js';
 import { watchesByPath } from './support/four-letter.js';
 
 const cluster = injectCluster('zookeeper');
@@ -129,6 +130,26 @@ describe('ZkLockClient on a real ensemble', () => {
     expect(lease.held).toBe(false);
     expect(next.fence).toBeGreaterThan(lease.fence);
     await next.release();
+  });
+
+  it('a create whose reply is lost is found again by its protected name: no duplicate node', async () => {
+    const a = client();
+    const resource = unique('lost-reply');
+    await a.acquire(resource, { ttlMs: 5_000 }).then((l) => l.release()); // the folder exists now
+    // The create reaches ZooKeeper and is applied; only its reply is "lost" on the way back.
+    const realCreate = a.session.create.bind(a.session);
+    let lost = 0;
+    a.session.create = async (...args) => {
+      await realCreate(...args);
+      if (lost++ === 0)
+        throw new ZkCallError('create', args[0], ZkCode.CONNECTION_LOSS, 'reply lost (injected)');
+      return realCreate(...args);
+    };
+    const lease = await a.acquire(resource, { ttlMs: 5_000 });
+    expect(lost).toBe(1);
+    expect(await children(a, resource)).toEqual([lease.node.split('/').at(-1)]);
+    await lease.release();
+    expect(await children(a, resource)).toEqual([]);
   });
 
   it('resource names with slashes, dots and unicode map to one folder each', async () => {
