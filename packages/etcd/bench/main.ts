@@ -1,13 +1,17 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { cpus, totalmem } from 'node:os';
-import { startCluster } from '@fencekit/cluster';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { Etcd3 } from 'etcd3';
 import { type Contender, etcd3Lock, fencekit, fencekitPerGrant, floor } from './contenders.js';
 import { type Contended, contended, median, roundTrip, type Uncontended, uncontended } from './measure.js';
 
 /**
- * `npm run bench -w @fencekit/etcd`: every contender on one local 3-member etcd in one run, in
- * alternating rounds so machine noise hits them alike; the table reports medians over rounds.
+ * `npm run bench -w @fencekit/etcd`: every contender on one local 3-member etcd (run by a child
+ * process, so the cluster's proxies do not share the clients' event loop) in one run. Uncontended,
+ * the contenders take turns in 250 ms slices; contended runs alternate per round. The table reports
+ * medians over rounds.
  */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const UNCONTENDED_SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -20,8 +24,12 @@ const contenders: Contender[] = [floor, fencekit, fencekitPerGrant, etcd3Lock];
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 
 async function main(): Promise<void> {
-  const cluster = await startCluster({ topology: 'etcd', nodes: 3, provider: 'local' });
+  const server = spawn(process.execPath, [fileURLToPath(new URL('./cluster-process.js', import.meta.url))], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   try {
+    const [line] = (await once(createInterface({ input: server.stdout }), 'line')) as [string];
+    const cluster = JSON.parse(line) as { endpoints: string[] };
     const probe = new Etcd3({ hosts: cluster.endpoints.map((e) => `http://${e}`) });
     const rtt = await roundTrip(() => probe.get('bench-rtt').string(), 300);
     probe.close();
@@ -29,8 +37,10 @@ async function main(): Promise<void> {
     const calm: Record<string, Uncontended[]> = {};
     const busy: Record<string, Contended[]> = {};
     for (let round = 0; round < ROUNDS; round++) {
+      const calmRound = await uncontended(contenders, cluster.endpoints, `u${round}`, UNCONTENDED_SECONDS);
       for (const c of contenders) {
-        const result = await uncontended(c, cluster.endpoints, `u${round}`, UNCONTENDED_SECONDS);
+        const result = calmRound.get(c);
+        if (!result) continue;
         calm[c.name] = [...(calm[c.name] ?? []), result];
         console.error(`round ${round + 1} uncontended ${c.name}: ${fmt(result.cyclesPerSecond, 0)}/s`);
       }
@@ -106,7 +116,9 @@ async function main(): Promise<void> {
     );
     console.log(lines.join('\n'));
   } finally {
-    await cluster.close();
+    const exited = once(server, 'exit');
+    server.kill('SIGTERM');
+    await exited;
   }
 }
 

@@ -34,34 +34,53 @@ export function jainIndex(counts: readonly number[]): number {
   return squares === 0 ? Number.NaN : (sum * sum) / (counts.length * squares);
 }
 
-/** One client locking and unlocking one resource back to back for `seconds`. */
+/**
+ * One client per contender locking and unlocking back to back, the contenders taking turns in short
+ * slices for `seconds` each in total, so load from other processes on the machine hits them alike.
+ */
 export async function uncontended(
-  contender: Contender,
+  contenders: readonly Contender[],
   endpoints: readonly string[],
   resource: string,
   seconds: number,
-): Promise<Uncontended> {
-  const locker = contender.open(endpoints);
+  sliceMs = 250,
+): Promise<Map<Contender, Uncontended>> {
+  const lockers = contenders.map((c) => c.open(endpoints));
   try {
-    for (let i = 0; i < 100; i++) await (await locker.lock(resource))();
-    const cycles: number[] = [];
-    const start = performance.now();
-    const end = start + seconds * 1000;
-    let now = start;
-    while (now < end) {
-      const unlock = await locker.lock(resource);
-      await unlock();
-      const done = performance.now();
-      cycles.push(done - now);
-      now = done;
+    for (const locker of lockers) for (let i = 0; i < 50; i++) await (await locker.lock(resource))();
+    const cycles = lockers.map((): number[] => []);
+    const spent = lockers.map(() => 0);
+    const slices = Math.ceil((seconds * 1000) / sliceMs);
+    for (let slice = 0; slice < slices; slice++) {
+      for (const [index, locker] of lockers.entries()) {
+        const start = performance.now();
+        const end = start + sliceMs;
+        let now = start;
+        while (now < end) {
+          const unlock = await locker.lock(resource);
+          await unlock();
+          const done = performance.now();
+          cycles[index]?.push(done - now);
+          now = done;
+        }
+        spent[index] = (spent[index] ?? 0) + (now - start);
+      }
     }
-    return {
-      cyclesPerSecond: (cycles.length * 1000) / (now - start),
-      p50Ms: percentile(cycles, 0.5),
-      p99Ms: percentile(cycles, 0.99),
-    };
+    return new Map(
+      contenders.map((c, index) => {
+        const mine = cycles[index] ?? [];
+        return [
+          c,
+          {
+            cyclesPerSecond: (mine.length * 1000) / (spent[index] ?? 1),
+            p50Ms: percentile(mine, 0.5),
+            p99Ms: percentile(mine, 0.99),
+          },
+        ];
+      }),
+    );
   } finally {
-    await locker.close();
+    await Promise.all(lockers.map((l) => l.close()));
   }
 }
 
