@@ -13,13 +13,10 @@ import {
   LockTimeoutError,
   ManagedLease,
   monotonicNow,
-  NotLockHolderError,
   normalizeAcquire,
-  QuorumError,
   type TryAcquireOptions,
 } from '@fencekit/core';
 import {
-  type AttemptReply,
   closeConnection,
   DEFAULT_KEY_PREFIX,
   duplicateConnection,
@@ -30,15 +27,15 @@ import {
   type RedisConnection,
   type ResourceKeys,
   resourceKeys,
-  settleWithin,
   Waiter,
   WakeSubscriber,
   waitForGrant,
   wakeChannel,
 } from '@fencekit/redis';
-import { fanOut, type NodeResult, outcomesOf, trackConnectionErrors } from './fan-out.js';
+import { trackConnectionErrors } from './fan-out.js';
+import { Quorum } from './quorum.js';
 import { QuorumWake } from './quorum-wake.js';
-import { defaultNodeTimeout, driftFor, fullJitter } from './timing.js';
+import { driftFor, fullJitter } from './timing.js';
 
 export interface RedlockClientOptions {
   /** The independent masters: ioredis instances (left open by `close()`), options or URLs. */
@@ -58,17 +55,11 @@ export interface RedlockClientOptions {
 }
 
 type Grant = { sentAt: number };
-type AttemptResult =
-  | { granted: true; sentAt: number }
-  | { granted: false; retryMs: number; ticket: number; error?: QuorumError };
 
 /** How long to wait for every node to connect before the first request. */
 const CONNECT_TIMEOUT_MS = 2_000;
-const CANCEL_TIMEOUT_MS = 2_000;
-const RELEASE_TIMEOUT_MS = 2_000;
 /** How long after the first node announced a release to wait for a quorum of them. */
 const WAKE_GRACE_MS = 3;
-const REFUSED = 'held by another owner, or another waiter is ahead';
 
 /**
  * Redlock over N independent Redis masters: the same owner token is set on every node at once, and
@@ -87,12 +78,10 @@ export class RedlockClient implements LockClient<undefined> {
   readonly capabilities: LockCapabilities = { safeFences: false, fair: true, faultTolerant: true };
   readonly quorum: number;
   readonly #connections: OpenedConnection[];
-  readonly #nodes: LockNode[];
+  readonly #quorum: Quorum;
   readonly #subscribers: WakeSubscriber[];
-  readonly #channel: string;
   readonly #prefix: string;
   readonly #drift: (ttlMs: number) => number;
-  readonly #nodeTimeoutMs: number | undefined;
   readonly #retryBaseMs: number;
   readonly #retryMaxMs: number;
   readonly #waiterTtlMs: number;
@@ -112,30 +101,35 @@ export class RedlockClient implements LockClient<undefined> {
     this.#prefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
     this.#drift = driftFor(options.driftFactor ?? 0.01, options.driftConstantMs ?? 2);
     if (options.nodeTimeoutMs !== undefined) assertPositiveMs('nodeTimeoutMs', options.nodeTimeoutMs);
-    this.#nodeTimeoutMs = options.nodeTimeoutMs;
     this.#retryBaseMs = options.retryBaseMs ?? 10;
     this.#retryMaxMs = options.retryMaxMs ?? 250;
     assertPositiveMs('retryBaseMs', this.#retryBaseMs);
     assertPositiveMs('retryMaxMs', this.#retryMaxMs);
     this.#waiterTtlMs = options.waiterTtlMs ?? 3_000;
     assertPositiveMs('waiterTtlMs', this.#waiterTtlMs);
-    this.quorum = Math.floor(options.nodes.length / 2) + 1;
     // A down node must fail its part at once, not queue commands until it returns.
     this.#connections = options.nodes.map((node) =>
       // Every request already has its own per-node timeout (fanOut), so no per-command timer.
       openConnection(node, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: undefined }),
     );
-    this.#nodes = this.#connections.map((c) => new LockNode(c.name, c.redis));
     for (const c of this.#connections) trackConnectionErrors(c.redis);
-    this.#channel = wakeChannel(this.#prefix, newOwnerToken());
+    const channel = wakeChannel(this.#prefix, newOwnerToken());
+    this.#quorum = new Quorum({
+      nodes: this.#connections.map((c) => new LockNode(c.name, c.redis)),
+      channel,
+      waiterTtlMs: this.#waiterTtlMs,
+      drift: this.#drift,
+      nodeTimeoutMs: options.nodeTimeoutMs,
+    });
+    this.quorum = this.#quorum.size;
     this.#subscribers = this.#connections.map(
-      (c) => new WakeSubscriber(this.#channel, () => duplicateConnection(c.redis)),
+      (c) => new WakeSubscriber(channel, () => duplicateConnection(c.redis)),
     );
   }
 
   /** "host:port" of each node, in the order given. */
   get nodeNames(): string[] {
-    return this.#nodes.map((n) => n.name);
+    return this.#quorum.settings.nodes.map((n) => n.name);
   }
 
   async tryAcquire(resource: string, options: TryAcquireOptions): Promise<ManagedLease<undefined> | null> {
@@ -175,7 +169,7 @@ export class RedlockClient implements LockClient<undefined> {
     await this.#connect();
     const keys = resourceKeys(this.#prefix, resource);
     const owner = newOwnerToken();
-    const result = await this.#attempt(keys, resource, owner, ttlMs, 'try', '');
+    const result = await this.#quorum.round(keys, resource, owner, ttlMs, 'try', '');
     if (result.granted) return this.#lease(resource, keys, owner, result, ttlMs);
     if (result.error !== undefined) throw result.error;
     return null;
@@ -194,12 +188,12 @@ export class RedlockClient implements LockClient<undefined> {
     const owner = newOwnerToken();
     // Round one queues nowhere (ticket ''): it is granted when the lock is free and nobody waits,
     // and otherwise learns a ticket. No waiter needs setting up before it.
-    const first = await this.#attempt(keys, resource, owner, ttlMs, 'wait', '');
+    const first = await this.#quorum.round(keys, resource, owner, ttlMs, 'wait', '');
     if (first.granted) {
       if (!request.signal?.aborted && !this.#closing.signal.aborted) {
         return this.#lease(resource, keys, owner, first, ttlMs);
       }
-      await this.#giveBack(keys, owner, undefined);
+      await this.#quorum.giveBack(keys, owner, undefined);
       if (this.#closing.signal.aborted) throw new ClientClosedError('RedlockClient');
       throw new LockAbortedError(resource, { cause: request.signal?.reason });
     }
@@ -223,10 +217,10 @@ export class RedlockClient implements LockClient<undefined> {
         heartbeatMs: this.#waiterTtlMs / 3,
         waiter,
         attempt: async () => {
-          let result = await this.#attempt(keys, resource, owner, ttlMs, 'wait', ticket);
+          let result = await this.#quorum.round(keys, resource, owner, ttlMs, 'wait', ticket);
           if (!result.granted && ticket === '' && result.ticket > 0) {
             ticket = String(result.ticket);
-            result = await this.#attempt(keys, resource, owner, ttlMs, 'wait', ticket);
+            result = await this.#quorum.round(keys, resource, owner, ttlMs, 'wait', ticket);
           }
           if (result.granted) return { grant: result };
           if (result.error === undefined) {
@@ -239,105 +233,13 @@ export class RedlockClient implements LockClient<undefined> {
             error: result.error,
           };
         },
-        cancel: () => this.#giveBack(keys, owner, undefined),
+        cancel: () => this.#quorum.giveBack(keys, owner, undefined),
       });
       return await this.#lease(resource, keys, owner, grant, ttlMs);
     } finally {
       wake.dispose();
       for (const s of this.#subscribers) s.off(owner);
     }
-  }
-
-  /**
-   * One Redlock round: the attempt script on every node at once; granted when a quorum agreed with
-   * validity to spare. Otherwise every node gets the grant back (a node that timed out may have
-   * granted), keeping a queued waiter's place.
-   */
-  async #attempt(
-    keys: ResourceKeys,
-    resource: string,
-    owner: string,
-    ttlMs: number,
-    mode: 'try' | 'wait',
-    ticket: string,
-  ): Promise<AttemptResult> {
-    const timeoutMs = this.#nodeTimeoutMs ?? defaultNodeTimeout(ttlMs);
-    const sentAt = monotonicNow();
-    const results = await fanOut(
-      this.#nodes,
-      timeoutMs,
-      (node) =>
-        node.attempt(keys, {
-          owner,
-          ttlMs,
-          mode,
-          ticket,
-          waiterTtlMs: this.#waiterTtlMs,
-          channel: this.#channel,
-          fenced: false,
-          // A release only wakes waiters here: a grant needs a quorum, which only the waiter can count.
-          handoff: false,
-        }),
-      // A quorum of grants decides; the slowest nodes' answers cannot change it.
-      { count: this.quorum, agreed: (reply) => reply.granted },
-    );
-    const granted = countWhere(results, (r) => r.granted);
-    const validUntil = sentAt + ttlMs - this.#drift(ttlMs);
-    if (granted >= this.quorum && validUntil > monotonicNow()) {
-      // Nodes that refused still list us as a waiter: take us off their queues.
-      if (granted < results.length && mode === 'wait') void this.#leaveQueues(keys, owner, results);
-      return { granted: true, sentAt };
-    }
-
-    const answered = countWhere(results, () => true);
-    const queued = mode === 'wait' && ticket !== '' ? Number(ticket) : undefined;
-    if (granted > 0 || answered < results.length) await this.#giveBack(keys, owner, queued);
-    const tickets = results.map((r) => (r.answered && !r.value.granted ? r.value.ticket : 0));
-    const retries = results
-      .map((r) => (r.answered && !r.value.granted ? r.value.retryMs : Number.POSITIVE_INFINITY))
-      .sort((a, b) => a - b);
-    const ticketOffered = Math.max(0, ...tickets);
-    const refusedBy = answered - granted;
-    // Enough nodes answered and a majority of them said "taken": plain contention, wait for it.
-    if (answered >= this.quorum && refusedBy > answered - this.quorum) {
-      return { granted: false, retryMs: retries[0] ?? 1, ticket: ticketOffered };
-    }
-    const outcomes = outcomesOf(results, (v) => v.granted, REFUSED).map((o) =>
-      o.ok && granted >= this.quorum
-        ? { ...o, ok: false, reason: 'granted, but the validity was used up' }
-        : o,
-    );
-    return {
-      granted: false,
-      retryMs: 0,
-      ticket: ticketOffered,
-      error: new QuorumError(resource, this.quorum, outcomes),
-    };
-  }
-
-  /** Gives a (partial) grant back on every node; with `requeue` the waiter keeps its place. */
-  async #giveBack(keys: ResourceKeys, owner: string, requeue: number | undefined): Promise<void> {
-    const timeoutMs = CANCEL_TIMEOUT_MS;
-    await fanOut(this.#nodes, timeoutMs, (node) =>
-      node.release(
-        keys,
-        owner,
-        requeue === undefined
-          ? undefined
-          : { ticket: requeue, waiterTtlMs: this.#waiterTtlMs, channel: this.#channel },
-      ),
-    );
-  }
-
-  async #leaveQueues(
-    keys: ResourceKeys,
-    owner: string,
-    results: readonly NodeResult<AttemptReply>[],
-  ): Promise<void> {
-    // Only nodes that answered "refused": they do not hold our grant, so release only drops the
-    // queue entry there. A node still answering might grant yet; its entry simply expires.
-    const refusing = results.filter((r) => r.answered && !r.value.granted).map((r) => r.node);
-    await settleWithin(Promise.all(refusing.map((node) => node.release(keys, owner))), CANCEL_TIMEOUT_MS);
   }
 
   async #lease(
@@ -349,7 +251,7 @@ export class RedlockClient implements LockClient<undefined> {
   ): Promise<ManagedLease<undefined>> {
     if (grant.sentAt + ttlMs - this.#drift(ttlMs) <= monotonicNow()) {
       // Validity ran out between the quorum and here (a stalled process): never hand it out.
-      await this.#giveBack(keys, owner, undefined);
+      await this.#quorum.giveBack(keys, owner, undefined);
       throw new LockLostError(resource, 'the grant had expired by the time its answer arrived');
     }
     const lease: ManagedLease<undefined> = new ManagedLease<undefined>({
@@ -360,32 +262,8 @@ export class RedlockClient implements LockClient<undefined> {
       ttlMs,
       driftMs: this.#drift,
       operations: {
-        extend: async (extendTtlMs) => {
-          const results = await fanOut(
-            this.#nodes,
-            this.#nodeTimeoutMs ?? defaultNodeTimeout(extendTtlMs),
-            (node) => node.extend(keys, owner, extendTtlMs),
-          );
-          const extended = countWhere(results, (ok) => ok);
-          if (extended >= this.quorum) return;
-          const outcomes = outcomesOf(results, (ok) => ok, 'not the holder any more');
-          const error = new QuorumError(resource, this.quorum, outcomes);
-          // Without a quorum the lease cannot be trusted even before it expires: stop the holder now.
-          throw new LockLostError(resource, `extension not confirmed: ${error.message}`, { cause: error });
-        },
-        release: async () => {
-          // A release eats no validity, so it may wait longer than an acquire for slow nodes. It
-          // waits for every node: returning at a quorum would let this client's next acquire race
-          // its own release on the slowest nodes and lose the round.
-          const results = await fanOut(this.#nodes, RELEASE_TIMEOUT_MS, (node) => node.release(keys, owner));
-          const takenOver = countWhere(results, (reply) => reply === -1);
-          if (takenOver >= this.quorum) throw new NotLockHolderError(resource, owner);
-          const answered = countWhere(results, () => true);
-          if (answered < this.quorum) {
-            const outcomes = outcomesOf(results, (reply) => reply !== -1, 'held by another owner');
-            throw new QuorumError(resource, this.quorum, outcomes);
-          }
-        },
+        extend: (extendTtlMs) => this.#quorum.extend(keys, resource, owner, extendTtlMs),
+        release: () => this.#quorum.release(keys, resource, owner),
       },
       onEnd: () => this.#leases.delete(lease),
     });
@@ -440,12 +318,6 @@ export class RedlockClient implements LockClient<undefined> {
     await Promise.all(this.#subscribers.map((s) => s.close()));
     await Promise.all(this.#connections.filter((c) => c.owned).map((c) => closeConnection(c.redis)));
   }
-}
-
-function countWhere<T>(results: readonly NodeResult<T>[], agreed: (value: T) => boolean): number {
-  let count = 0;
-  for (const r of results) if (r.answered && agreed(r.value)) count += 1;
-  return count;
 }
 
 function untilReady(connection: OpenedConnection, timeoutMs: number): Promise<void> {

@@ -1,0 +1,173 @@
+import { LockLostError, monotonicNow, NotLockHolderError, QuorumError } from '@fencekit/core';
+import { type AttemptReply, type LockNode, type ResourceKeys, settleWithin } from '@fencekit/redis';
+import { fanOut, type NodeResult, outcomesOf } from './fan-out.js';
+import { defaultNodeTimeout } from './timing.js';
+
+export interface QuorumSettings {
+  readonly nodes: readonly LockNode[];
+  /** This client's wake-up channel, stored with its queue entries. */
+  readonly channel: string;
+  readonly waiterTtlMs: number;
+  readonly drift: (ttlMs: number) => number;
+  /** Per-node timeout; undefined = a twentieth of the TTL (see `defaultNodeTimeout`). */
+  readonly nodeTimeoutMs: number | undefined;
+}
+
+export type RoundResult =
+  | { readonly granted: true; readonly sentAt: number }
+  | {
+      readonly granted: false;
+      readonly retryMs: number;
+      /** The highest next ticket the nodes offered (0 when none answered). */
+      readonly ticket: number;
+      /** Set when the round failed for want of answers rather than because the lock is held. */
+      readonly error?: QuorumError;
+    };
+
+/** Bounds the best-effort give-back after a failed round and a waiter leaving the queues. */
+const CANCEL_TIMEOUT_MS = 2_000;
+/** A release eats no validity, so it may wait longer than an acquire for slow nodes. */
+const RELEASE_TIMEOUT_MS = 2_000;
+const REFUSED = 'held by another owner, or another waiter is ahead';
+
+/**
+ * The Redlock mechanics on N independent nodes: one round of the acquire script on all of them,
+ * giving back everywhere, extending and releasing on a quorum. Policy (waiting, retries, leases)
+ * is the client's.
+ */
+export class Quorum {
+  /** ⌊N/2⌋ + 1. */
+  readonly size: number;
+
+  constructor(readonly settings: QuorumSettings) {
+    this.size = Math.floor(settings.nodes.length / 2) + 1;
+  }
+
+  /**
+   * One Redlock round: the attempt script on every node at once; granted when a quorum agreed with
+   * validity to spare. Otherwise every node gets the grant back (a node that timed out may have
+   * granted), keeping a queued waiter's place.
+   */
+  async round(
+    keys: ResourceKeys,
+    resource: string,
+    owner: string,
+    ttlMs: number,
+    mode: 'try' | 'wait',
+    ticket: string,
+  ): Promise<RoundResult> {
+    const timeoutMs = this.settings.nodeTimeoutMs ?? defaultNodeTimeout(ttlMs);
+    const sentAt = monotonicNow();
+    const results = await fanOut(
+      this.settings.nodes,
+      timeoutMs,
+      (node) =>
+        node.attempt(keys, {
+          owner,
+          ttlMs,
+          mode,
+          ticket,
+          waiterTtlMs: this.settings.waiterTtlMs,
+          channel: this.settings.channel,
+          fenced: false,
+          // A release only wakes waiters here: a grant needs a quorum, which only the waiter can count.
+          handoff: false,
+        }),
+      // A quorum of grants decides; the slowest nodes' answers cannot change it.
+      { count: this.size, agreed: (reply) => reply.granted },
+    );
+    const granted = countWhere(results, (r) => r.granted);
+    const validUntil = sentAt + ttlMs - this.settings.drift(ttlMs);
+    if (granted >= this.size && validUntil > monotonicNow()) {
+      // Nodes that refused still list us as a waiter: take us off their queues.
+      if (granted < results.length && mode === 'wait') void this.#leaveQueues(keys, owner, results);
+      return { granted: true, sentAt };
+    }
+
+    const answered = countWhere(results, () => true);
+    const queued = mode === 'wait' && ticket !== '' ? Number(ticket) : undefined;
+    if (granted > 0 || answered < results.length) await this.giveBack(keys, owner, queued);
+    const tickets = results.map((r) => (r.answered && !r.value.granted ? r.value.ticket : 0));
+    const retries = results
+      .map((r) => (r.answered && !r.value.granted ? r.value.retryMs : Number.POSITIVE_INFINITY))
+      .sort((a, b) => a - b);
+    const ticketOffered = Math.max(0, ...tickets);
+    const refusedBy = answered - granted;
+    // Enough nodes answered and a majority of them said "taken": plain contention, wait for it.
+    if (answered >= this.size && refusedBy > answered - this.size) {
+      return { granted: false, retryMs: retries[0] ?? 1, ticket: ticketOffered };
+    }
+    const outcomes = outcomesOf(results, (v) => v.granted, REFUSED).map((o) =>
+      o.ok && granted >= this.size ? { ...o, ok: false, reason: 'granted, but the validity was used up' } : o,
+    );
+    return {
+      granted: false,
+      retryMs: 0,
+      ticket: ticketOffered,
+      error: new QuorumError(resource, this.size, outcomes),
+    };
+  }
+
+  /** Gives a (partial) grant back on every node; with `requeue` the waiter keeps its place. */
+  async giveBack(keys: ResourceKeys, owner: string, requeue: number | undefined): Promise<void> {
+    const timeoutMs = CANCEL_TIMEOUT_MS;
+    await fanOut(this.settings.nodes, timeoutMs, (node) =>
+      node.release(
+        keys,
+        owner,
+        requeue === undefined
+          ? undefined
+          : { ticket: requeue, waiterTtlMs: this.settings.waiterTtlMs, channel: this.settings.channel },
+      ),
+    );
+  }
+
+  async #leaveQueues(
+    keys: ResourceKeys,
+    owner: string,
+    results: readonly NodeResult<AttemptReply>[],
+  ): Promise<void> {
+    // Only nodes that answered "refused": they do not hold our grant, so release only drops the
+    // queue entry there. A node still answering might grant yet; its entry simply expires.
+    const refusing = results.filter((r) => r.answered && !r.value.granted).map((r) => r.node);
+    await settleWithin(Promise.all(refusing.map((node) => node.release(keys, owner))), CANCEL_TIMEOUT_MS);
+  }
+
+  /** Re-arms the TTL on every node; a lease without a confirmed quorum is lost. */
+  async extend(keys: ResourceKeys, resource: string, owner: string, ttlMs: number): Promise<void> {
+    const results = await fanOut(
+      this.settings.nodes,
+      this.settings.nodeTimeoutMs ?? defaultNodeTimeout(ttlMs),
+      (node) => node.extend(keys, owner, ttlMs),
+    );
+    const extended = countWhere(results, (ok) => ok);
+    if (extended >= this.size) return;
+    const outcomes = outcomesOf(results, (ok) => ok, 'not the holder any more');
+    const error = new QuorumError(resource, this.size, outcomes);
+    // Without a quorum the lease cannot be trusted even before it expires: stop the holder now.
+    throw new LockLostError(resource, `extension not confirmed: ${error.message}`, { cause: error });
+  }
+
+  /**
+   * Releases on every node, waiting for all of them: returning at a quorum would let this client's
+   * next acquire race its own release on the slowest nodes and lose the round.
+   */
+  async release(keys: ResourceKeys, resource: string, owner: string): Promise<void> {
+    const results = await fanOut(this.settings.nodes, RELEASE_TIMEOUT_MS, (node) =>
+      node.release(keys, owner),
+    );
+    const takenOver = countWhere(results, (reply) => reply === -1);
+    if (takenOver >= this.size) throw new NotLockHolderError(resource, owner);
+    const answered = countWhere(results, () => true);
+    if (answered < this.size) {
+      const outcomes = outcomesOf(results, (reply) => reply !== -1, 'held by another owner');
+      throw new QuorumError(resource, this.size, outcomes);
+    }
+  }
+}
+
+function countWhere<T>(results: readonly NodeResult<T>[], agreed: (value: T) => boolean): number {
+  let count = 0;
+  for (const r of results) if (r.answered && agreed(r.value)) count += 1;
+  return count;
+}
