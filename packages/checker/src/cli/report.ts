@@ -1,0 +1,115 @@
+import type { Verdict } from '../history/types.js';
+import type { LinearizabilityResult } from '../linearizability/index.js';
+import { RESOURCE_PROCESS } from '../lock/events.js';
+import type { CheckResult } from '../verdict.js';
+import type { CliOptions } from './arguments.js';
+import type { Outcome } from './run.js';
+
+/** Violations printed per check with `--json`; the HTML page and the API keep more. */
+const JSON_VIOLATIONS = 100;
+
+/** The human summary: overall verdict, then per check its verdict, figures and first violations. */
+export function summary(file: string, outcome: Outcome): string {
+  const lines = [`${file}: ${outcome.composite.verdict}`];
+  for (const [name, r] of Object.entries(outcome.composite.results)) {
+    lines.push(`  ${name}: ${r.verdict}${r.error === undefined ? '' : ` (${r.error})`}`);
+    const partitions = (r as Partial<LinearizabilityResult>).partitions;
+    if (partitions !== undefined && partitions.length > 1) {
+      const count = (v: Verdict) => partitions.filter((p) => p.verdict === v).length;
+      lines.push(
+        `    ${partitions.length} partitions: ${count('ok')} ok, ${count('illegal')} illegal, ${count('unknown')} unknown`,
+      );
+    }
+    const figures = flatFigures(r.stats);
+    if (figures !== '') lines.push(`    ${figures}`);
+    for (const v of r.violations.slice(0, 5)) lines.push(`    - ${describeViolation(v)}`);
+    if (r.violations.length > 5)
+      lines.push(`    … ${r.violations.length - 5} more (--json or --html for all)`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** `sections 120, overlaps 0, …`: the numeric stats of a check, for the human summary. */
+function flatFigures(stats: unknown): string {
+  if (typeof stats !== 'object' || stats === null) return '';
+  return Object.entries(stats)
+    .filter((entry): entry is [string, number] => typeof entry[1] === 'number')
+    .map(([k, v]) => `${k} ${Number.isInteger(v) ? v : v.toFixed(2)}`)
+    .join(', ');
+}
+
+function describeViolation(v: unknown): string {
+  const o = v as Record<string, unknown>;
+  if (typeof o.message === 'string')
+    return `${String(o.kind)}${o.key ? ` [${String(o.key)}]` : ''}: ${o.message}`;
+  return JSON.stringify(v, jsonValue);
+}
+
+export function toJson(file: string, options: CliOptions, outcome: Outcome): unknown {
+  const checks: Record<string, unknown> = {};
+  for (const [name, r] of Object.entries(outcome.composite.results)) {
+    const lin = r as Partial<LinearizabilityResult>;
+    checks[name] = {
+      verdict: r.verdict,
+      ...(r.error === undefined ? {} : { error: r.error }),
+      stats: r.stats,
+      ...(lin.partitions === undefined
+        ? {
+            resources: perResource(r, outcome.drawn),
+            violations: r.violations.slice(0, JSON_VIOLATIONS),
+            violationCount: r.violations.length,
+          }
+        : {
+            partitions: lin.partitions.map((p) => ({
+              key: p.key ?? null,
+              verdict: p.verdict,
+              ...(p.reason === undefined ? {} : { reason: p.reason }),
+              ops: p.opIds.length,
+              steps: p.steps,
+              ms: Math.round(p.ms * 100) / 100,
+              ...(p.witness === undefined
+                ? {}
+                : {
+                    prefix: p.witness.prefix.length,
+                    unplaced: p.witness.unplaced.map((u) => ({
+                      id: u.id,
+                      op: u.description,
+                      reason: u.reason,
+                    })),
+                    ...(p.witness.conviction === undefined ? {} : { conviction: p.witness.conviction }),
+                  }),
+            })),
+          }),
+    };
+  }
+  return {
+    file,
+    format: outcome.format,
+    model: options.model ?? null,
+    verdict: outcome.composite.verdict,
+    checks,
+  };
+}
+
+/**
+ * A lock check's verdict per protected resource (the `key` of the resource's lines; "" when there is
+ * one): illegal where a violation names it, otherwise the check's own verdict.
+ */
+function perResource(r: CheckResult, history: Outcome['drawn']): Record<string, Verdict> {
+  const verdicts: Record<string, Verdict> = {};
+  for (const e of history as readonly { process?: unknown; key?: string }[]) {
+    if (e.process === RESOURCE_PROCESS) verdicts[e.key ?? ''] = r.verdict === 'illegal' ? 'ok' : r.verdict;
+  }
+  for (const v of r.violations) {
+    const key = (v as { key?: unknown }).key;
+    verdicts[typeof key === 'string' ? key : ''] = 'illegal';
+  }
+  return verdicts;
+}
+
+/** JSON has no Infinity (an open interval's end) nor bigint: write them as strings. */
+export function jsonValue(_key: string, value: unknown): unknown {
+  if (typeof value === 'bigint') return value.toString();
+  if (value === Number.POSITIVE_INFINITY) return 'Infinity';
+  return value;
+}
