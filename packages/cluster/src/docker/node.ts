@@ -18,7 +18,7 @@ export class DockerNode implements ClusterNode {
     readonly mappedClientPort: number,
     private readonly launchSpec: LaunchSpec,
     private readonly clockShim: boolean,
-    public endpoint: string,
+    readonly endpoint: string,
   ) {}
 
   get id(): string {

@@ -1,9 +1,19 @@
 import { type Cluster, type ProviderName, startCluster, UnsupportedFaultError } from '@fencekit/cluster';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { etcdClient, redisClient, zookeeperClient } from './clients.js';
-import { alive } from './leftovers.js';
+import { alive, footprint, leftovers } from './leftovers.js';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The last test of a describe: close() (twice: idempotent) leaves no process, dir, container or network. */
+function closesCleanly(cluster: () => Cluster): void {
+  it('close() leaves no process, dir, container or network behind', async () => {
+    const print = footprint(cluster());
+    await cluster().close();
+    await cluster().close();
+    expect(leftovers(print)).toEqual([]);
+  });
+}
 
 /** Each fault shows its effect on a real server, then its heal. */
 export function faultSuite(provider: ProviderName): void {
@@ -108,6 +118,8 @@ export function faultSuite(provider: ProviderName): void {
         redis.disconnect();
       }
     });
+
+    closesCleanly(() => cluster);
   });
 
   describe('etcd, 3 members', () => {
@@ -116,6 +128,17 @@ export function faultSuite(provider: ProviderName): void {
       cluster = await startCluster({ topology: 'etcd', nodes: 3, provider });
     });
     afterAll(() => cluster?.close());
+
+    it('has a leader and serves put/get', async () => {
+      expect(await cluster.leader()).toMatch(/^n\d$/);
+      const etcd = etcdClient(cluster.endpoints);
+      try {
+        await etcd.put('k').value('v');
+        expect(await etcd.get('k').string()).toBe('v');
+      } finally {
+        etcd.close();
+      }
+    });
 
     it('an isolated leader is replaced, and linearizable reads through it fail until heal', async () => {
       const leader = await cluster.leader();
@@ -156,6 +179,8 @@ export function faultSuite(provider: ProviderName): void {
         UnsupportedFaultError,
       );
     });
+
+    closesCleanly(() => cluster);
   });
 
   describe('zookeeper, 3 members', () => {
@@ -164,6 +189,17 @@ export function faultSuite(provider: ProviderName): void {
       cluster = await startCluster({ topology: 'zookeeper', nodes: 3, provider });
     });
     afterAll(() => cluster?.close());
+
+    it('has a leader and serves create/get', async () => {
+      expect(await cluster.leader()).toMatch(/^n\d$/);
+      const zk = await zookeeperClient(cluster.endpoints);
+      try {
+        await zk.create('/fencekit', 'v');
+        expect(await zk.get('/fencekit')).toBe('v');
+      } finally {
+        zk.close();
+      }
+    });
 
     it('a killed follower rejoins the ensemble and serves what was written meanwhile', async () => {
       const leader = await cluster.leader();
@@ -206,6 +242,8 @@ export function faultSuite(provider: ProviderName): void {
       }
       expect(value).toBe('written');
     });
+
+    closesCleanly(() => cluster);
   });
 
   describe('zookeeper, 1 node', () => {
@@ -214,6 +252,17 @@ export function faultSuite(provider: ProviderName): void {
       cluster = await startCluster({ topology: 'zookeeper', nodes: 1, provider });
     });
     afterAll(() => cluster?.close());
+
+    it('serves create/get', async () => {
+      expect(await cluster.leader()).toBe('n1');
+      const zk = await zookeeperClient(cluster.endpoints);
+      try {
+        await zk.create('/fencekit', 'v');
+        expect(await zk.get('/fencekit')).toBe('v');
+      } finally {
+        zk.close();
+      }
+    });
 
     // On an ensemble the same jump makes the leader drop its followers (syncLimit) and an election follows, which
     // renews sessions; a single server shows the clock's effect on session expiry alone.
@@ -238,5 +287,7 @@ export function faultSuite(provider: ProviderName): void {
         await cluster.faults.heal();
       }
     });
+
+    closesCleanly(() => cluster);
   });
 }

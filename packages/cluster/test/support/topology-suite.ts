@@ -1,6 +1,6 @@
 import { type ProviderName, startCluster } from '@fencekit/cluster';
 import { expect, it } from 'vitest';
-import { etcdClient, redisClient, zookeeperClient } from './clients.js';
+import { etcdClient, redisClient } from './clients.js';
 import { footprint, leftovers } from './leftovers.js';
 
 /** Each topology starts, serves a real client op, and tears down leaving no process, dir, container or network. */
@@ -43,8 +43,8 @@ export function topologySuite(provider: ProviderName): void {
     expect(leftovers(print)).toEqual([]);
   });
 
-  it.each([1, 3])('etcd (%i nodes) has a leader and serves put/get', async (nodes) => {
-    const cluster = await startCluster({ topology: 'etcd', nodes, provider });
+  it('etcd (1 node) has a leader and serves put/get', async () => {
+    const cluster = await startCluster({ topology: 'etcd', nodes: 1, provider });
     const print = footprint(cluster);
     try {
       expect(await cluster.leader()).toMatch(/^n\d$/);
@@ -61,21 +61,5 @@ export function topologySuite(provider: ProviderName): void {
     expect(leftovers(print)).toEqual([]);
   });
 
-  it.each([1, 3])('zookeeper (%i nodes) has a leader and serves create/get', async (nodes) => {
-    const cluster = await startCluster({ topology: 'zookeeper', nodes, provider });
-    const print = footprint(cluster);
-    try {
-      expect(await cluster.leader()).toMatch(/^n\d$/);
-      const zk = await zookeeperClient(cluster.endpoints);
-      try {
-        await zk.create('/fencekit', 'v');
-        expect(await zk.get('/fencekit')).toBe('v');
-      } finally {
-        zk.close();
-      }
-    } finally {
-      await cluster.close();
-    }
-    expect(leftovers(print)).toEqual([]);
-  });
+  // 3-member etcd and ZooKeeper (and 1-node ZooKeeper) start, serve and close in the fault suite.
 }
