@@ -95,9 +95,12 @@ export function removeNow(containers: readonly string[], networks: readonly stri
     spawnSync('docker', ['network', 'rm', ...networks], { timeout: 20_000, stdio: 'ignore' });
 }
 
-/** The host pid of a container's init, for nsenter; undefined when not root or nsenter is missing. */
+/**
+ * The host pid of a container's init, for nsenter; undefined when not root, nsenter is missing, or
+ * FENCEKIT_DOCKER_EXEC=1 asks for `docker exec` instead.
+ */
 export function nsenterPid(containerId: string): number | undefined {
-  if (process.getuid?.() !== 0) return undefined;
+  if (process.getuid?.() !== 0 || process.env.FENCEKIT_DOCKER_EXEC === '1') return undefined;
   try {
     execFileSync('nsenter', ['--version'], { stdio: 'ignore', timeout: 5000 });
     const pid = execFileSync('docker', ['inspect', '-f', '{{.State.Pid}}', containerId], {
