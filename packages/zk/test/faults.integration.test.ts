@@ -1,11 +1,12 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { type Cluster, startCluster } from '@fencekit/cluster';
+import type { Cluster } from '@fencekit/cluster';
 import { injectCluster } from '@fencekit/cluster/vitest';
 import { isFencekitError, LockLostError, monotonicNow } from '@fencekit/core';
-import { GuardedWriteRefusedError, UNSURE, type ZkLease, ZkLockClient } from '@fencekit/zk';
+import { GuardedWriteRefusedError, UNSURE, ZkElection, type ZkLease, ZkLockClient } from '@fencekit/zk';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startEnsemble } from './support/ensemble.js';
 import { ResourceLog } from './support/resource-log.js';
 import { stopsServing } from './support/serving.js';
 
@@ -15,6 +16,7 @@ import { stopsServing } from './support/serving.js';
  */
 const sessionTimeoutMs = 4_000;
 const holderScript = fileURLToPath(new URL('./fixtures/holder.mjs', import.meta.url));
+const leaderScript = fileURLToPath(new URL('./fixtures/leader.mjs', import.meta.url));
 
 const open: { close(): Promise<void> }[] = [];
 function track<T extends { close(): Promise<void> }>(thing: T): T {
@@ -66,6 +68,33 @@ describe('zookeeper under faults', () => {
     await lease.release();
   });
 
+  it('a killed leader process hands leadership on within the session timeout + 1 s', async () => {
+    const servers = injectCluster('zookeeper').endpoints.join(',');
+    const name = resourceName('killed-leader');
+    const child = spawn(process.execPath, [leaderScript, servers, name, String(sessionTimeoutMs)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    track({ close: async () => void child.kill('SIGKILL') });
+    const [line] = (await Promise.race([
+      once(child.stdout!, 'data'),
+      new Promise((_, reject) => setTimeout(() => reject(new Error('the leader process never led')), 20_000)),
+    ])) as [Buffer];
+    const deadTerm = BigInt(line.toString().trim().split(' ')[1]!);
+
+    const election = track(new ZkElection(name, { servers, sessionTimeoutMs }));
+    expect((await election.leader())?.candidate).toBe('doomed');
+    const campaigning = election.campaign('heir', { waitMs: sessionTimeoutMs * 4 });
+    campaigning.catch(() => {});
+    await new Promise((r) => setTimeout(r, 300));
+    const killedAt = monotonicNow();
+    child.kill('SIGKILL');
+    const leadership = await campaigning;
+    expect(monotonicNow() - killedAt).toBeLessThan(election.session.sessionTimeoutMs + 1_000);
+    expect(leadership.term).toBeGreaterThan(deadTerm);
+    expect((await election.leader())?.candidate).toBe('heir');
+    await leadership.resign();
+  });
+
   describe('on a cluster with fault proxies', () => {
     let cluster: Cluster;
     afterEach(async () => {
@@ -83,7 +112,7 @@ describe('zookeeper under faults', () => {
 
     for (const fault of ['cutClients', 'partition'] as const) {
       it(`${fault}: the isolated holder stops before anyone else is granted, and ZooKeeper refuses its write`, async (context) => {
-        cluster = await startCluster({ topology: 'zookeeper', nodes: 3, proxy: true });
+        cluster = await startEnsemble({ topology: 'zookeeper', nodes: 3, proxy: true });
         const { isolated, a, b } = await holderAndWaiter(0);
         const resource = resourceName(fault);
         const dataPath = `/fencekit-test/${fault}-${Math.random().toString(36).slice(2)}`;
@@ -131,11 +160,11 @@ describe('zookeeper under faults', () => {
         await b.guardedWrite(leaseB, dataPath, Buffer.from('B1'));
         expect(await readData(b, dataPath)).toBe('B1');
         await leaseB.release();
-      }, 90_000);
+      }, 240_000);
     }
 
     it('killing the ZooKeeper leader: a lock held through a surviving server stays held', async () => {
-      cluster = await startCluster({ topology: 'zookeeper', nodes: 3, proxy: true });
+      cluster = await startEnsemble({ topology: 'zookeeper', nodes: 3, proxy: true });
       const leaderId = await cluster.leader();
       expect(leaderId).toBeDefined();
       const survivor = cluster.nodes.find((n) => n.id !== leaderId)!;
@@ -172,6 +201,6 @@ describe('zookeeper under faults', () => {
       const leaseB = await waiting;
       expect(leaseB.fence).toBeGreaterThan(lease.fence);
       await leaseB.release();
-    }, 90_000);
+    }, 240_000);
   });
 });
