@@ -29,6 +29,12 @@ export interface GrantedLease<F extends Fence | undefined> {
   operations: LeaseOperations;
   /** Called once when the lease ends for any reason, so the client can forget it. */
   onEnd?: () => void;
+  /**
+   * When true, expiry is noticed lazily (by `held`, `extend`, `release`, or a timer armed only once
+   * `signal` is read), which saves a timer per lease on fast backends. Leave false when `onEnd` must
+   * run at the moment of expiry (ZooKeeper gives its node up for the next waiter then).
+   */
+  lazyExpiry?: boolean;
 }
 
 /**
@@ -41,23 +47,29 @@ export class ManagedLease<F extends Fence | undefined> implements Lease<F> {
   readonly owner: string;
   readonly fence: F;
   #validUntil: number;
-  readonly #controller = new AbortController();
   readonly #operations: LeaseOperations;
   readonly #driftMs: (ttlMs: number) => number;
   readonly #onEnd: (() => void) | undefined;
+  // The signal and the loss error are built only when somebody needs them, and with `lazyExpiry` the
+  // expiry timer too: a short critical section that never reads `signal` pays for none of it (the
+  // bulk of a lease's cost on a fast backend).
+  #controller: AbortController | undefined;
   #expiryTimer: NodeJS.Timeout | undefined;
+  #endReason: { text: string; cause?: unknown } | undefined;
+  #endError: LockLostError | undefined;
   #released = false;
-  #ended = false;
+  readonly #lazyExpiry: boolean;
 
   constructor(grant: GrantedLease<F>) {
     this.resource = grant.resource;
     this.owner = grant.owner;
     this.fence = grant.fence;
     this.#operations = grant.operations;
-    this.#driftMs = grant.driftMs ?? (() => 0);
+    this.#driftMs = grant.driftMs ?? noDrift;
     this.#onEnd = grant.onEnd;
     this.#validUntil = validUntilFrom(grant.sentAt, grant.ttlMs, this.#driftMs(grant.ttlMs));
-    this.#armExpiry();
+    this.#lazyExpiry = grant.lazyExpiry ?? false;
+    if (!this.#lazyExpiry) this.#armExpiry();
   }
 
   get validUntil(): number {
@@ -65,11 +77,18 @@ export class ManagedLease<F extends Fence | undefined> implements Lease<F> {
   }
 
   get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      this.#noticeExpiry();
+      if (this.#endReason !== undefined) this.#controller.abort(this.#lossError());
+      else if (this.#expiryTimer === undefined) this.#armExpiry();
+    }
     return this.#controller.signal;
   }
 
   get held(): boolean {
-    return !this.#controller.signal.aborted && monotonicNow() < this.#validUntil;
+    this.#noticeExpiry();
+    return this.#endReason === undefined;
   }
 
   /** Milliseconds of validity left (0 when gone). */
@@ -79,7 +98,7 @@ export class ManagedLease<F extends Fence | undefined> implements Lease<F> {
 
   async extend(ttlMs: number, options: ExtendOptions = {}): Promise<void> {
     assertPositiveMs('ttlMs', ttlMs);
-    if (!this.held) throw this.#lossReason('extend after the lease ended');
+    if (!this.held) throw this.#lossError('extend after the lease ended');
     const sentAt = monotonicNow();
     try {
       await this.#operations.extend(ttlMs, options);
@@ -89,14 +108,13 @@ export class ManagedLease<F extends Fence | undefined> implements Lease<F> {
       throw error;
     }
     const validUntil = validUntilFrom(sentAt, ttlMs, this.#driftMs(ttlMs));
-    if (this.#controller.signal.aborted) throw this.#lossReason('lost while extending');
+    if (this.#endReason !== undefined) throw this.#lossError('lost while extending');
     if (validUntil <= monotonicNow()) {
-      const lost = new LockLostError(this.resource, 'extension answered after its validity had passed');
-      this.markLost(lost.reason);
-      throw lost;
+      this.#end('extension answered after its validity had passed');
+      throw this.#lossError();
     }
     this.#validUntil = validUntil;
-    this.#armExpiry();
+    if (this.#controller !== undefined || !this.#lazyExpiry) this.#armExpiry();
   }
 
   async release(): Promise<void> {
@@ -106,19 +124,16 @@ export class ManagedLease<F extends Fence | undefined> implements Lease<F> {
     try {
       await this.#operations.release();
     } catch (error) {
-      if (isFencekitError(error, 'not-holder')) {
-        this.#end(new LockLostError(this.resource, 'another holder had taken the lock', { cause: error }));
-      } else {
-        this.#end(new LockLostError(this.resource, 'release failed', { cause: error }));
-      }
+      const notHolder = isFencekitError(error, 'not-holder');
+      this.#end(notHolder ? 'another holder had taken the lock' : 'release failed', error);
       throw error;
     }
-    this.#end(new LockLostError(this.resource, 'released by its holder'));
+    this.#end('released by its holder');
   }
 
   /** Marks the lease lost (session expired, connection suspended, keep-alive failed…). */
   markLost(reason: string, cause?: unknown): void {
-    this.#end(new LockLostError(this.resource, reason, cause === undefined ? undefined : { cause }));
+    this.#end(reason, cause);
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -130,18 +145,33 @@ export class ManagedLease<F extends Fence | undefined> implements Lease<F> {
     }
   }
 
-  #lossReason(context: string): LockLostError {
-    const reason = this.#controller.signal.reason;
-    if (reason instanceof LockLostError) return reason;
-    return new LockLostError(this.resource, context);
+  /** The error saying why the lease ended (built once), or a fresh one for `context` if it has not. */
+  #lossError(context = 'the lease ended'): LockLostError {
+    if (this.#endReason === undefined) return new LockLostError(this.resource, context);
+    if (this.#endError === undefined) {
+      const { text, cause } = this.#endReason;
+      this.#endError = new LockLostError(this.resource, text, cause === undefined ? undefined : { cause });
+    }
+    return this.#endError;
+  }
+
+  #noticeExpiry(): void {
+    if (this.#endReason === undefined && monotonicNow() >= this.#validUntil) this.#end('ttl expired');
   }
 
   #armExpiry(): void {
     this.#clearExpiry();
     const delay = Math.max(0, this.#validUntil - monotonicNow());
-    this.#expiryTimer = setTimeout(() => this.#end(new LockLostError(this.resource, 'ttl expired')), delay);
+    this.#expiryTimer = setTimeout(() => this.#expire(), delay);
     // An expiry watch must not keep a process alive that has nothing else to do.
     this.#expiryTimer.unref();
+  }
+
+  #expire(): void {
+    this.#expiryTimer = undefined;
+    // Node timers may fire a little before performance.now() reaches the deadline: re-arm until it has.
+    if (monotonicNow() < this.#validUntil) this.#armExpiry();
+    else this.#end('ttl expired');
   }
 
   #clearExpiry(): void {
@@ -149,14 +179,16 @@ export class ManagedLease<F extends Fence | undefined> implements Lease<F> {
     this.#expiryTimer = undefined;
   }
 
-  #end(reason: LockLostError): void {
+  #end(text: string, cause?: unknown): void {
     this.#clearExpiry();
-    if (this.#ended) return;
-    this.#ended = true;
-    this.#controller.abort(reason);
+    if (this.#endReason !== undefined) return;
+    this.#endReason = cause === undefined ? { text } : { text, cause };
+    this.#controller?.abort(this.#lossError());
     this.#onEnd?.();
   }
 }
+
+const noDrift = (): number => 0;
 
 /**
  * Hands `lease` out only if it is still valid. A grant whose validity was used up on the way back

@@ -133,6 +133,7 @@ export class MemoryLockClient implements LockClient<bigint> {
         },
       },
       onEnd: () => this.#leases.delete(lease),
+      lazyExpiry: true,
     });
     this.#leases.add(lease);
     return lease;

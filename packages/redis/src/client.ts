@@ -294,6 +294,7 @@ export class RedisLockClient implements LockClient<bigint> {
         },
       },
       onEnd: () => this.#leases.delete(lease),
+      lazyExpiry: true,
     });
     this.#leases.add(lease);
     return lease;

@@ -266,6 +266,7 @@ export class RedlockClient implements LockClient<undefined> {
         release: () => this.#quorum.release(keys, resource, owner),
       },
       onEnd: () => this.#leases.delete(lease),
+      lazyExpiry: true,
     });
     this.#leases.add(lease);
     return lease;
