@@ -180,6 +180,27 @@ describe('etcd lock under faults', () => {
     });
   }
 
+  it("cutting the leader's clients: its leadership.signal aborts before the next candidate leads", async () => {
+    const { follower, others } = await pickFollower();
+    const log = new ResourceLog();
+    const name = 'isolated-election';
+    const first = client([endpointOf(follower)]).election(name, { ttlMs: 2_000 });
+    const second = client(others.map(endpointOf)).election(name, { ttlMs: 2_000 });
+    const leadership = await first.campaign('first');
+    leadership.signal.addEventListener('abort', () => log.record('first lost'), { once: true });
+    const next = second.campaign('second', { waitMs: 30_000 }).then((won) => {
+      log.record('second leads');
+      return won;
+    });
+    await delay(300);
+    await cluster.faults.cutClients(follower);
+    const won = await next;
+    expect(log.at('first lost')).toBeLessThan(log.at('second leads'));
+    expect(won.term).toBeGreaterThan(leadership.term);
+    expect((await second.leader())?.candidate).toBe('second');
+    await won.resign();
+  });
+
   it('killing the leader member leaves a lock held through a surviving member held', async () => {
     const { follower, others } = await pickFollower();
     const leader = await cluster.leader();
