@@ -8,14 +8,14 @@ import { inventoryStats, reportsDir, run, stats } from './support/runs.js';
  */
 const out = reportsDir();
 afterAll(() => rmSync(out, { recursive: true, force: true }));
-const base = { backend: 'memory' as const, clients: 4, time: '4s', out };
+const base = { backend: 'memory' as const, clients: 4, time: '6s', out };
 
 describe('memory backend', () => {
   it('without fencing, a client paused past its TTL writes stale: convicted', async () => {
     const { run: r, results } = await run({
       ...base,
       workload: 'inventory',
-      fault: 'pause-client',
+      scenario: 'gc-pause',
       fencing: false,
       seed: 1,
     });
@@ -26,7 +26,7 @@ describe('memory backend', () => {
   });
 
   it('with fencing, the stale writes are refused and nothing is lost', async () => {
-    const { results } = await run({ ...base, workload: 'inventory', fault: 'pause-client', seed: 1 });
+    const { results } = await run({ ...base, workload: 'inventory', scenario: 'gc-pause', seed: 1 });
     expect(results.verdict).toBe('ok');
     expect(stats(results, 'fences').staleRefused).toBeGreaterThan(0);
     const inventory = inventoryStats(results);

@@ -17,7 +17,7 @@ afterAll(async () => {
   await redis?.close();
   rmSync(out, { recursive: true, force: true });
 });
-const base = { backend: 'redis' as const, workload: 'inventory' as const, clients: 4, time: '4s', out };
+const base = { backend: 'redis' as const, workload: 'inventory' as const, clients: 4, time: '6s', out };
 const SEEDS = [1, 2, 3, 4, 5];
 
 describe('single Redis under client pauses', () => {

@@ -3,7 +3,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { reportsDir, run } from './support/runs.js';
 
 /**
- * Kleppmann's second diagram on five real redis-servers: the holder took n1–n3 while n4, n5 were frozen; n3's clock jumps past the TTL while the holder's grant is young, the network turns, and another
+ * Kleppmann's second diagram on five real redis-servers: the holder took n1–n3 while n4, n5 were
+ * frozen; n3's clock jumps past the TTL while the holder's grant is young, the freeze turns, and another
  * client takes n3–n5. Two holders at once: the inventory loses an update. The script repeats through
  * the run; each repetition convicts only if a second client gets its quorum while the first is still
  * in its window, which on a loaded two-core machine is not every time, so the run is 20 s long.

@@ -19,7 +19,7 @@ beforeAll(async () => {
   const base = {
     backend: 'memory' as const,
     workload: 'inventory' as const,
-    fault: 'pause-client',
+    scenario: 'gc-pause' as const,
     clients: 3,
     time: '3s',
     seed: 1,
@@ -73,7 +73,8 @@ describe('report pages', () => {
 
   it('the site index is the backend × fault × fencing matrix with the expected verdict cells', async () => {
     const { page, errors } = await open(join(out, 'index.html'));
-    const cell = (row: string) => page.locator(`#matrix td[data-row="${row}"][data-col="pause-client"]`);
+    const cell = (row: string) =>
+      page.locator(`#matrix td[data-row="${row}"][data-col="scenario: gc-pause"]`);
     expect(await cell('memory · fencing off').getAttribute('data-verdict')).toBe('illegal');
     expect(await cell('memory · fencing on').getAttribute('data-verdict')).toBe('ok');
     expect(await page.locator('#matrix a[data-run]').count()).toBe(2);

@@ -36,7 +36,10 @@ async function gcPause(context: NemesisContext, recoveryAtMs: number): Promise<F
   let at = Math.min(context.ttlMs, recoveryAtMs / 4);
   while (at + pauseMs < recoveryAtMs) {
     if (!(await until(context, at))) break;
-    applied.push(await pauseClient(context, pauseMs, context.ttlMs * 2));
+    // Wait for a window as long as the fault phase allows: on a loaded machine clients can be slow to get
+    // their first grant, and a scenario that never fires proves nothing.
+    const waitMs = Math.max(context.ttlMs, recoveryAtMs - pauseMs - (performance.now() - context.startedAt));
+    applied.push(await pauseClient(context, pauseMs, waitMs));
     at = performance.now() - context.startedAt + context.ttlMs;
   }
   return applied;

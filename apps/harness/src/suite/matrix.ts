@@ -35,12 +35,12 @@ export function suiteMatrix(short: boolean, seeds = short ? 1 : 3): SuiteEntry[]
         'no faults, one lock server',
       ),
       e(
-        { ...q, backend: 'memory', workload: 'inventory', fault: 'pause-client', fencing: false },
+        { ...q, backend: 'memory', workload: 'inventory', scenario: 'gc-pause', fencing: false },
         'illegal',
         'a paused holder outlives its TTL and writes stale',
       ),
       e(
-        { ...q, backend: 'memory', workload: 'inventory', fault: 'pause-client' },
+        { ...q, backend: 'memory', workload: 'inventory', scenario: 'gc-pause' },
         'ok',
         'the resource refuses the stale fence',
       ),
