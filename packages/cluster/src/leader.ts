@@ -1,5 +1,8 @@
 import { request } from 'node:http';
+import { InvalidArgumentError } from '@fencekit/core';
 import { zookeeperMode } from './probes.js';
+import type { WaitForLeaderOptions } from './types.js';
+import { poll } from './wait.js';
 
 export interface ProbeTarget {
   readonly id: string;
@@ -74,4 +77,27 @@ export async function zookeeperLeader(targets: readonly ProbeTarget[]): Promise<
   const modes = await Promise.all(targets.map((t) => zookeeperMode(t.host, t.port).catch(() => undefined)));
   const index = modes.findIndex((mode) => mode === 'leader' || mode === 'standalone');
   return index < 0 ? undefined : targets[index]!.id;
+}
+
+/** Polls `leader` until it names a node other than `options.not`; bounded by `options.timeoutMs` (30 s). */
+export function waitForLeader(
+  leader: () => Promise<string | undefined>,
+  options: WaitForLeaderOptions = {},
+): Promise<string> {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    throw new InvalidArgumentError('timeoutMs', timeoutMs, 'a positive finite number of milliseconds');
+  }
+  return poll(
+    async () => {
+      const id = await leader();
+      return id !== undefined && id !== options.not ? id : undefined;
+    },
+    {
+      what: options.not ? `a leader other than ${options.not}` : 'a leader',
+      timeoutMs,
+      intervalMs: 200,
+      signal: options.signal,
+    },
+  );
 }

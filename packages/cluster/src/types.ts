@@ -92,6 +92,12 @@ export interface Faults {
   heal(): Promise<void>;
 }
 
+export interface WaitForLeaderOptions {
+  readonly not?: string;
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+}
+
 export interface Cluster extends AsyncDisposable {
   readonly topology: Topology;
   readonly provider: ProviderName;
@@ -101,6 +107,11 @@ export interface Cluster extends AsyncDisposable {
   readonly faults: Faults;
   /** The id of the current leader (etcd, ZooKeeper), or undefined when none is known or the topology has none. */
   leader(): Promise<string | undefined>;
+  /**
+   * Polls `leader()` until a leader (other than `not`, e.g. the one just isolated) is known; bounded by `timeoutMs`
+   * (default 30 s). Rejects on timeout or abort.
+   */
+  waitForLeader(options?: WaitForLeaderOptions): Promise<string>;
   /** Kills every process or container, removes temp dirs and networks. Idempotent. */
   close(): Promise<void>;
 }

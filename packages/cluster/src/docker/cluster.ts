@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { GenericContainer, getContainerRuntimeClient, type StartedTestContainer, Wait } from 'testcontainers';
 import { ClusterStartError, UnknownNodeError } from '../errors.js';
-import type { ProbeTarget } from '../leader.js';
+import { type ProbeTarget, waitForLeader } from '../leader.js';
 import { trackCleanup, untrackCleanup } from '../local/reaper.js';
 import type { LocalRecipe, NodeLayout } from '../local/recipe.js';
 import { RECIPES } from '../local/recipes.js';
 import { clockShimPath } from '../native.js';
 import type { ResolvedOptions } from '../options.js';
 import { FaultProxy } from '../proxy/proxy.js';
-import type { Cluster, ClusterNode, Topology } from '../types.js';
+import type { Cluster, ClusterNode, Topology, WaitForLeaderOptions } from '../types.js';
 import { poll } from '../wait.js';
 import {
   configureTestcontainers,
@@ -77,6 +77,10 @@ export class DockerCluster implements Cluster {
         this.dockerNodes.map((n) => n.id),
       );
     return node;
+  }
+
+  waitForLeader(options?: WaitForLeaderOptions): Promise<string> {
+    return waitForLeader(() => this.leader(), options);
   }
 
   leader(): Promise<string | undefined> {

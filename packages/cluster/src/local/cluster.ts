@@ -3,11 +3,11 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ClusterStartError, UnknownNodeError } from '../errors.js';
-import type { ProbeTarget } from '../leader.js';
+import { type ProbeTarget, waitForLeader } from '../leader.js';
 import { clockShimPath, writeClockSkew } from '../native.js';
 import type { ResolvedOptions } from '../options.js';
 import { freePorts } from '../ports.js';
-import type { Cluster, ClusterNode, Faults, Topology } from '../types.js';
+import type { Cluster, ClusterNode, Faults, Topology, WaitForLeaderOptions } from '../types.js';
 import { poll } from '../wait.js';
 import { LocalFaults } from './faults.js';
 import { LocalNetwork } from './network.js';
@@ -103,6 +103,10 @@ export class LocalCluster implements Cluster {
         this.localNodes.map((n) => n.id),
       );
     return node;
+  }
+
+  waitForLeader(options?: WaitForLeaderOptions): Promise<string> {
+    return waitForLeader(() => this.leader(), options);
   }
 
   leader(): Promise<string | undefined> {
