@@ -12,11 +12,16 @@ try {
   process.exit(1);
 }
 const passed = report.numPassedTests ?? 0;
-const failed = (report.numFailedTests ?? 0) + (report.numFailedTestSuites ?? 0);
 const skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
-for (const suite of report.testResults ?? []) {
-  if (suite.status === 'failed' && (suite.assertionResults ?? []).length === 0) {
-    console.error(`failed to run: ${suite.name}: ${(suite.message ?? '').split('\n')[0]}`);
+// A test file that could not even load (syntax error, failing import, crashed hook) has no tests of
+// its own to count as failed: count it once so it can never pass silently.
+let failed = report.numFailedTests ?? 0;
+for (const file of report.testResults ?? []) {
+  const failedTests = (file.assertionResults ?? []).filter((t) => t.status === 'failed');
+  for (const t of failedTests) console.error(`FAILED: ${file.name} > ${t.fullName}`);
+  if (file.status === 'failed' && failedTests.length === 0) {
+    failed += 1;
+    console.error(`FAILED to run: ${file.name}: ${(file.message ?? '').split('\n')[0]}`);
   }
 }
 console.log(`vitest: ${passed} passed, ${failed} failed, ${skipped} skipped`);
