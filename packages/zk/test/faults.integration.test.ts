@@ -168,8 +168,13 @@ describe('zookeeper under faults', () => {
       const leaderId = await cluster.leader();
       expect(leaderId).toBeDefined();
       const survivor = cluster.nodes.find((n) => n.id !== leaderId)!;
-      const a = track(new ZkLockClient({ servers: survivor.endpoint, sessionTimeoutMs }));
-      const b = track(new ZkLockClient({ servers: cluster.endpoints.join(','), sessionTimeoutMs }));
+      // The claim is about a session that outlives the failover, so give it room for a slow re-election
+      // on a loaded machine (a 4 s session can expire while 2 cores elect a new leader).
+      const failoverSessionMs = 12_000;
+      const a = track(new ZkLockClient({ servers: survivor.endpoint, sessionTimeoutMs: failoverSessionMs }));
+      const b = track(
+        new ZkLockClient({ servers: cluster.endpoints.join(','), sessionTimeoutMs: failoverSessionMs }),
+      );
       const resource = resourceName('leader-killed');
       const dataPath = `/fencekit-test/leader-killed-${Math.random().toString(36).slice(2)}`;
       await createDataNode(b, dataPath);
