@@ -1,4 +1,4 @@
-/// <reference path="./node-zookeeper-client.d.ts" />
+/// <reference path="./node-zookeeper-client.d.ts" preserve="true" />
 import { monotonicNow } from '@fencekit/core';
 import zookeeper, { type Client, type Stat, type Watcher, type ZkException } from 'node-zookeeper-client';
 import { ZkCallError, ZkCode } from './zk-errors.js';
