@@ -137,8 +137,13 @@ program
     process.stdout.write(`${pages} run pages; ${resolve(index)}\n`);
   });
 
-program.parseAsync().catch((error: unknown) => {
-  const message = error instanceof Error ? error.message : String(error);
-  process.stderr.write(`fencekit: ${message}\n`);
-  process.exitCode = error instanceof OptionsError ? 64 : 3;
-});
+program
+  .parseAsync()
+  .catch((error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`fencekit: ${message}\n`);
+    process.exitCode = error instanceof OptionsError ? 64 : 3;
+  })
+  // Every server and process was torn down by now; a library handle left open (seen once after a
+  // ZooKeeper clock fault) must not keep the command from returning.
+  .finally(() => process.exit());
