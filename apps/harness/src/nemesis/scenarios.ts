@@ -1,3 +1,4 @@
+import { sleep } from '../workloads/util.js';
 import { type FaultWindowSummary, type NemesisContext, nemesisOp, pauseClient, until } from './nemesis.js';
 
 /**
@@ -12,7 +13,8 @@ import { type FaultWindowSummary, type NemesisContext, nemesisOp, pauseClient, u
  * (a majority); the moment the holder is inside its critical section, n3's clock jumps forward past
  * the TTL (its copy of the lock expires), and the freeze turns around: n1, n2 frozen, n4, n5 thawed.
  * A second client now gets n3, n4, n5 — also a majority — while the first still holds a young, valid
- * grant on n1, n2.
+ * grant on n1, n2. The holder is kept in its section (SIGSTOP) for half a TTL, inside its validity, so
+ * the second client wins its quorum while the first still holds: every repetition convicts.
  */
 export const SCENARIOS = {
   'gc-pause': 'client paused past its TTL between check and write (single Redis diagram)',
@@ -64,29 +66,41 @@ async function clockJump(context: NemesisContext, recoveryAtMs: number): Promise
       applied.push({ fault: 'clock-jump', target: {}, applied: false, error: cut.error });
       break;
     }
-    // 2. A holder is inside its critical section with a young grant.
+    // 2. A holder is inside its critical section with a young grant. It is kept there for half a TTL
+    // (SIGSTOP), well inside its validity, standing in for work that simply takes a while: the second
+    // holder then wins its quorum during that time for sure, instead of only when it happens to beat
+    // a window of a few milliseconds. The grant is valid on the holder's own clock throughout, so
+    // the violation comes from the clock jump, not from an expired lease.
     const holder = await context.nextWindow(context.ttlMs * 3, context.signal);
-    // 3. c's clock jumps past the TTL; the network turns: only c, d, e answer clients.
-    const jumped = await nemesisOp(
-      context,
-      'start',
-      { fault: 'clock-jump', node: c, holder: holder?.index },
-      async () => {
-        await faults.clock(c, { offsetMs: context.ttlMs * 3 });
-        await faults.pause(a);
-        await faults.pause(b);
-        await faults.resume(d);
-        await faults.resume(e);
-      },
-    );
-    applied.push({
-      fault: 'clock-jump',
-      target: { node: c, ...(holder ? { client: holder.index } : {}) },
-      applied: jumped.ok && holder !== undefined,
-      ...(jumped.ok ? {} : { error: jumped.error }),
-    });
-    context.progress(`nemesis: clock jump on ${c} while client ${holder?.index ?? '?'} holds`);
-    await until(context, performance.now() - context.startedAt + context.ttlMs);
+    const holdMs = Math.round(context.ttlMs / 2);
+    holder?.pause();
+    try {
+      // 3. c's clock jumps past the TTL; the network turns: only c, d, e answer clients.
+      const jumped = await nemesisOp(
+        context,
+        'start',
+        { fault: 'clock-jump', node: c, holder: holder?.index, holderKeptMs: holdMs },
+        async () => {
+          await faults.clock(c, { offsetMs: context.ttlMs * 3 });
+          await faults.pause(a);
+          await faults.pause(b);
+          await faults.resume(d);
+          await faults.resume(e);
+        },
+      );
+      applied.push({
+        fault: 'clock-jump',
+        target: { node: c, ...(holder ? { client: holder.index } : {}) },
+        applied: jumped.ok && holder !== undefined,
+        ...(jumped.ok ? {} : { error: jumped.error }),
+      });
+      context.progress(`nemesis: clock jump on ${c} while client ${holder?.index ?? '?'} holds`);
+      await sleep(holdMs, context.signal);
+    } finally {
+      // Never leave a client frozen, even when the run is aborted.
+      holder?.resume();
+    }
+    await until(context, performance.now() - context.startedAt + context.ttlMs - holdMs);
     await nemesisOp(context, 'stop', { fault: 'clock-jump', node: c }, () => faults.heal());
     at = performance.now() - context.startedAt + context.ttlMs / 2;
   }
