@@ -14,6 +14,7 @@ export {
   normalizeAutoExtend,
 } from './auto-extend.js';
 export { Backoff, type BackoffOptions, fullJitterDelay } from './backoff.js';
+export { ClientLifecycle } from './client-lifecycle.js';
 export { monotonicNow, validUntilFrom } from './clock.js';
 export type {
   AcquireOptions,

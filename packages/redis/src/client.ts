@@ -4,9 +4,8 @@ import {
   assertResource,
   assertSignal,
   BackendUnavailableError,
-  ClientClosedError,
+  ClientLifecycle,
   InvalidArgumentError,
-  isFencekitError,
   LockAbortedError,
   type LockCapabilities,
   type LockClient,
@@ -73,10 +72,7 @@ export class RedisLockClient implements LockClient<bigint> {
   readonly #waiterTtlMs: number;
   readonly #replicas: { count: number; timeoutMs: number } | undefined;
   readonly #wake: WakeSubscriber;
-  readonly #closing = new AbortController();
-  readonly #leases = new Set<ManagedLease<bigint>>();
-  readonly #pending = new Set<Promise<unknown>>();
-  #closed: Promise<void> | undefined;
+  readonly #lifecycle = new ClientLifecycle<ManagedLease<bigint>>('RedisLockClient');
 
   constructor(options: RedisLockClientOptions) {
     if (typeof options !== 'object' || options === null || options.connection === undefined) {
@@ -110,7 +106,7 @@ export class RedisLockClient implements LockClient<bigint> {
   }
 
   async tryAcquire(resource: string, options: TryAcquireOptions): Promise<ManagedLease<bigint> | null> {
-    this.#assertOpen();
+    this.#lifecycle.assertOpen();
     assertResource(resource);
     if (typeof options !== 'object' || options === null) {
       throw new InvalidArgumentError('options', options, 'an object with ttlMs');
@@ -118,11 +114,11 @@ export class RedisLockClient implements LockClient<bigint> {
     assertPositiveMs('ttlMs', options.ttlMs);
     assertSignal('signal', options.signal);
     if (options.signal?.aborted) throw new LockAbortedError(resource, { cause: options.signal.reason });
-    return this.#track(this.#tryAcquire(resource, options.ttlMs));
+    return this.#lifecycle.track(this.#tryAcquire(resource, options.ttlMs));
   }
 
   async acquire(resource: string, options: AcquireOptions): Promise<ManagedLease<bigint>> {
-    this.#assertOpen();
+    this.#lifecycle.assertOpen();
     const request = normalizeAcquire(resource, options);
     if (request.signal?.aborted) {
       throw new LockAbortedError(request.resource, { cause: request.signal.reason });
@@ -130,19 +126,18 @@ export class RedisLockClient implements LockClient<bigint> {
     const startedAt = monotonicNow();
     // Most acquires find the lock free: one plain attempt first, with no waiter set up. It does
     // not jump the queue: with waiters queued it is refused.
-    const lease = await this.#track(this.#tryAcquire(request.resource, request.ttlMs));
+    const lease = await this.#lifecycle.track(this.#tryAcquire(request.resource, request.ttlMs));
     if (lease !== null) {
       if (!request.signal?.aborted) return lease;
       await lease.release().catch(() => undefined);
       throw new LockAbortedError(request.resource, { cause: request.signal.reason });
     }
     if (request.waitMs === 0) throw new LockTimeoutError(request.resource, 0);
-    return this.#track(this.#acquire(request, startedAt));
+    return this.#lifecycle.track(this.#acquire(request, startedAt));
   }
 
   close(): Promise<void> {
-    this.#closed ??= this.#close();
-    return this.#closed;
+    return this.#lifecycle.close(() => this.#freeConnections());
   }
 
   async #tryAcquire(resource: string, ttlMs: number): Promise<ManagedLease<bigint> | null> {
@@ -204,7 +199,7 @@ export class RedisLockClient implements LockClient<bigint> {
         startedAt,
         waitMs: request.waitMs,
         signal: request.signal,
-        closing: this.#closing.signal,
+        closing: this.#lifecycle.closing,
         clientName: 'RedisLockClient',
         heartbeatMs: this.#waiterTtlMs / 3,
         waiter,
@@ -293,10 +288,10 @@ export class RedisLockClient implements LockClient<bigint> {
           if (reply === -1) throw new NotLockHolderError(resource, owner);
         },
       },
-      onEnd: () => this.#leases.delete(lease),
+      onEnd: () => this.#lifecycle.forget(lease),
       lazyExpiry: true,
     });
-    this.#leases.add(lease);
+    this.#lifecycle.hold(lease);
     return lease;
   }
 
@@ -324,31 +319,7 @@ export class RedisLockClient implements LockClient<bigint> {
     await settleWithin(this.#node.release(keys, owner), CANCEL_TIMEOUT_MS);
   }
 
-  #assertOpen(): void {
-    if (this.#closing.signal.aborted) throw new ClientClosedError('RedisLockClient');
-  }
-
-  #track<T>(work: Promise<T>): Promise<T> {
-    this.#pending.add(work);
-    const forget = (): void => {
-      this.#pending.delete(work);
-    };
-    work.then(forget, forget);
-    return work;
-  }
-
-  async #close(): Promise<void> {
-    this.#closing.abort();
-    await Promise.allSettled([...this.#pending]);
-    await Promise.allSettled(
-      [...this.#leases].map(async (lease) => {
-        try {
-          await lease.release();
-        } catch (error) {
-          if (!isFencekitError(error)) throw error;
-        }
-      }),
-    );
+  async #freeConnections(): Promise<void> {
     await this.#wake.close();
     if (this.#connection.owned) await closeConnection(this.#connection.redis);
   }

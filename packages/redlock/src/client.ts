@@ -3,9 +3,8 @@ import {
   assertPositiveMs,
   assertResource,
   assertSignal,
-  ClientClosedError,
+  ClientLifecycle,
   InvalidArgumentError,
-  isFencekitError,
   LockAbortedError,
   type LockCapabilities,
   type LockClient,
@@ -85,11 +84,8 @@ export class RedlockClient implements LockClient<undefined> {
   readonly #retryBaseMs: number;
   readonly #retryMaxMs: number;
   readonly #waiterTtlMs: number;
-  readonly #closing = new AbortController();
-  readonly #leases = new Set<ManagedLease<undefined>>();
-  readonly #pending = new Set<Promise<unknown>>();
+  readonly #lifecycle = new ClientLifecycle<ManagedLease<undefined>>('RedlockClient');
   #connected: Promise<void> | undefined;
-  #closed: Promise<void> | undefined;
 
   constructor(options: RedlockClientOptions) {
     if (typeof options !== 'object' || options === null || !Array.isArray(options.nodes)) {
@@ -133,7 +129,7 @@ export class RedlockClient implements LockClient<undefined> {
   }
 
   async tryAcquire(resource: string, options: TryAcquireOptions): Promise<ManagedLease<undefined> | null> {
-    this.#assertOpen();
+    this.#lifecycle.assertOpen();
     assertResource(resource);
     if (typeof options !== 'object' || options === null) {
       throw new InvalidArgumentError('options', options, 'an object with ttlMs');
@@ -142,27 +138,26 @@ export class RedlockClient implements LockClient<undefined> {
     this.#assertTtlAboveDrift(options.ttlMs);
     assertSignal('signal', options.signal);
     if (options.signal?.aborted) throw new LockAbortedError(resource, { cause: options.signal.reason });
-    return this.#track(this.#tryAcquire(resource, options.ttlMs));
+    return this.#lifecycle.track(this.#tryAcquire(resource, options.ttlMs));
   }
 
   async acquire(resource: string, options: AcquireOptions): Promise<ManagedLease<undefined>> {
-    this.#assertOpen();
+    this.#lifecycle.assertOpen();
     const request = normalizeAcquire(resource, options);
     this.#assertTtlAboveDrift(request.ttlMs);
     if (request.signal?.aborted) {
       throw new LockAbortedError(request.resource, { cause: request.signal.reason });
     }
     if (request.waitMs === 0) {
-      const lease = await this.#track(this.#tryAcquire(request.resource, request.ttlMs));
+      const lease = await this.#lifecycle.track(this.#tryAcquire(request.resource, request.ttlMs));
       if (lease === null) throw new LockTimeoutError(request.resource, 0);
       return lease;
     }
-    return this.#track(this.#acquire(request));
+    return this.#lifecycle.track(this.#acquire(request));
   }
 
   close(): Promise<void> {
-    this.#closed ??= this.#close();
-    return this.#closed;
+    return this.#lifecycle.close(() => this.#freeConnections());
   }
 
   async #tryAcquire(resource: string, ttlMs: number): Promise<ManagedLease<undefined> | null> {
@@ -190,11 +185,11 @@ export class RedlockClient implements LockClient<undefined> {
     // and otherwise learns a ticket. No waiter needs setting up before it.
     const first = await this.#quorum.round(keys, resource, owner, ttlMs, 'wait', '');
     if (first.granted) {
-      if (!request.signal?.aborted && !this.#closing.signal.aborted) {
+      if (!request.signal?.aborted && !this.#lifecycle.closing.aborted) {
         return this.#lease(resource, keys, owner, first, ttlMs);
       }
       await this.#quorum.giveBack(keys, owner, undefined);
-      if (this.#closing.signal.aborted) throw new ClientClosedError('RedlockClient');
+      this.#lifecycle.assertOpen();
       throw new LockAbortedError(resource, { cause: request.signal?.reason });
     }
     // Queue everywhere with the highest ticket the nodes offered.
@@ -212,7 +207,7 @@ export class RedlockClient implements LockClient<undefined> {
         startedAt,
         waitMs: request.waitMs,
         signal: request.signal,
-        closing: this.#closing.signal,
+        closing: this.#lifecycle.closing,
         clientName: 'RedlockClient',
         heartbeatMs: this.#waiterTtlMs / 3,
         waiter,
@@ -265,10 +260,10 @@ export class RedlockClient implements LockClient<undefined> {
         extend: (extendTtlMs) => this.#quorum.extend(keys, resource, owner, extendTtlMs),
         release: () => this.#quorum.release(keys, resource, owner),
       },
-      onEnd: () => this.#leases.delete(lease),
+      onEnd: () => this.#lifecycle.forget(lease),
       lazyExpiry: true,
     });
-    this.#leases.add(lease);
+    this.#lifecycle.hold(lease);
     return lease;
   }
 
@@ -291,31 +286,7 @@ export class RedlockClient implements LockClient<undefined> {
     }
   }
 
-  #assertOpen(): void {
-    if (this.#closing.signal.aborted) throw new ClientClosedError('RedlockClient');
-  }
-
-  #track<T>(work: Promise<T>): Promise<T> {
-    this.#pending.add(work);
-    const forget = (): void => {
-      this.#pending.delete(work);
-    };
-    work.then(forget, forget);
-    return work;
-  }
-
-  async #close(): Promise<void> {
-    this.#closing.abort();
-    await Promise.allSettled([...this.#pending]);
-    await Promise.allSettled(
-      [...this.#leases].map(async (lease) => {
-        try {
-          await lease.release();
-        } catch (error) {
-          if (!isFencekitError(error)) throw error;
-        }
-      }),
-    );
+  async #freeConnections(): Promise<void> {
     await Promise.all(this.#subscribers.map((s) => s.close()));
     await Promise.all(this.#connections.filter((c) => c.owned).map((c) => closeConnection(c.redis)));
   }
