@@ -1,0 +1,12 @@
+/**
+ * `@fencekit/core/bench`: what every package's benchmark measures the same way (percentiles,
+ * Jain's fairness index, the contended ring), so the tables of different packages mean the same.
+ */
+export {
+  type BenchLocker,
+  type ContendedOptions,
+  type ContendedResult,
+  measureContended,
+  type Unlock,
+} from './contended.js';
+export { jainIndex, median, percentile } from './stats.js';
