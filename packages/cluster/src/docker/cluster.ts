@@ -1,15 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { GenericContainer, getContainerRuntimeClient, type StartedTestContainer, Wait } from 'testcontainers';
-import { ClusterStartError, UnknownNodeError } from '../errors.js';
-import { type ProbeTarget, waitForLeader } from '../leader.js';
+import { ClientProxies } from '../faults/client-proxies.js';
+import type { ProbeTarget } from '../leader.js';
 import { trackCleanup, untrackCleanup } from '../local/reaper.js';
 import type { LocalRecipe, NodeLayout } from '../local/recipe.js';
 import { RECIPES } from '../local/recipes.js';
+import { clusterToken, memberIds } from '../members.js';
 import { clockShimPath } from '../native.js';
 import type { ResolvedOptions } from '../options.js';
-import { FaultProxy } from '../proxy/proxy.js';
-import type { Cluster, ClusterNode, Topology, WaitForLeaderOptions } from '../types.js';
-import { poll } from '../wait.js';
+import { ProviderCluster } from '../provider-cluster.js';
+import type { FaultProxy } from '../proxy/proxy.js';
+import type { Topology } from '../types.js';
 import {
   configureTestcontainers,
   ensureServersImage,
@@ -20,7 +21,8 @@ import {
   removeNow,
   sweepLeftovers,
 } from './engine.js';
-import { DockerFaults } from './faults.js';
+import { dockerFaultPrimitives } from './faults.js';
+import { DockerLinks } from './links.js';
 import { DATA_DIR, DockerNode, SHIM_IN_CONTAINER } from './node.js';
 import { ContainerShell } from './shell.js';
 
@@ -41,23 +43,18 @@ class ServerContainer extends GenericContainer {
 
 let swept: Promise<void> | undefined;
 
-export class DockerCluster implements Cluster {
+/** One container per member on a network of the cluster's own; the servers are started and killed inside them. */
+export class DockerCluster extends ProviderCluster<DockerNode> {
   readonly provider = 'docker';
-  readonly faults: DockerFaults;
-  private closed: Promise<void> | undefined;
 
   private constructor(
-    readonly topology: Topology,
-    readonly recipe: LocalRecipe,
-    readonly dockerNodes: DockerNode[],
-    readonly proxies: ReadonlyMap<string, FaultProxy>,
+    topology: Topology,
+    recipe: LocalRecipe,
+    nodes: readonly DockerNode[],
+    private readonly clients: ClientProxies,
     private readonly network: { id: string; remove: () => Promise<void> },
   ) {
-    this.faults = new DockerFaults(this);
-  }
-
-  get nodes(): readonly ClusterNode[] {
-    return this.dockerNodes;
+    super(topology, recipe, nodes, dockerFaultPrimitives(clients, new DockerLinks(nodes)), 250);
   }
 
   /** The cluster's own Docker network. */
@@ -65,60 +62,22 @@ export class DockerCluster implements Cluster {
     return this.network.id;
   }
 
-  get endpoints(): readonly string[] {
-    return this.dockerNodes.map((n) => n.endpoint);
+  /** Probes go to the mapped port directly, never through the client proxy. */
+  protected probeTarget(node: DockerNode): ProbeTarget {
+    return { id: node.id, host: '127.0.0.1', port: node.mappedClientPort };
   }
 
-  node(id: string): DockerNode {
-    const node = this.dockerNodes.find((n) => n.id === id);
-    if (!node)
-      throw new UnknownNodeError(
-        String(id),
-        this.dockerNodes.map((n) => n.id),
-      );
-    return node;
+  protected logTail(node: DockerNode): Promise<string> {
+    return node.logTail();
   }
 
-  waitForLeader(options?: WaitForLeaderOptions): Promise<string> {
-    return waitForLeader(() => this.leader(), options);
-  }
-
-  leader(): Promise<string | undefined> {
-    return this.recipe.leader?.(this.dockerNodes.map(directTarget)) ?? Promise.resolve(undefined);
-  }
-
-  async waitReady(
-    node: DockerNode,
-    timeoutMs = this.recipe.readyTimeoutMs,
-    signal?: AbortSignal,
-  ): Promise<void> {
-    try {
-      await poll(async () => ((await this.recipe.ready(directTarget(node))) ? true : undefined), {
-        what: `${this.recipe.server} ${node.id} to serve`,
-        timeoutMs,
-        intervalMs: 250,
-        signal,
-      });
-    } catch (error) {
-      throw new ClusterStartError(node.id, (error as Error).message, await node.logTail(), { cause: error });
-    }
-  }
-
-  close(): Promise<void> {
-    this.closed ??= (async () => {
-      this.faults.dispose();
-      await Promise.all([...this.proxies.values()].map((p) => p.close()));
-      await Promise.all(
-        this.dockerNodes.map((n) => n.container.stop({ timeout: 0, remove: true }).catch(() => undefined)),
-      );
-      await this.network.remove().catch(() => undefined);
-      untrackCleanup(this);
-    })();
-    return this.closed;
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
+  protected async teardown(): Promise<void> {
+    await this.clients.close();
+    await Promise.all(
+      this.members.map((n) => n.container.stop({ timeout: 0, remove: true }).catch(() => undefined)),
+    );
+    await this.network.remove().catch(() => undefined);
+    untrackCleanup(this);
   }
 
   static async start(options: ResolvedOptions): Promise<DockerCluster> {
@@ -143,7 +102,7 @@ export class DockerCluster implements Cluster {
     const ports = PORTS[recipe.server];
     const shim = recipe.clockShim ? clockShimPath() : undefined;
     try {
-      const ids = Array.from({ length: options.nodes }, (_, i) => `n${i + 1}`);
+      const ids = memberIds(options.nodes);
       // Containers in parallel: each is only `sleep infinity` under an init until we start its server.
       const started = await Promise.all(
         ids.map(async (id) => {
@@ -175,18 +134,14 @@ export class DockerCluster implements Cluster {
           advertisedPeerPorts: ports.peers,
         };
       });
-      const token = `fencekit-${randomBytes(6).toString('hex')}`;
+      const token = clusterToken();
       const nodes: DockerNode[] = [];
       for (const [i, layout] of layouts.entries()) {
         const container = started[i]!;
         const mapped = container.getMappedPort(ports.client);
         let endpoint = `127.0.0.1:${mapped}`;
         if (options.proxy) {
-          const proxy = await FaultProxy.listen({
-            name: `${layout.id} client`,
-            upstreamHost: '127.0.0.1',
-            upstreamPort: mapped,
-          });
+          const proxy = await ClientProxies.listen(layout.id, mapped);
           proxies.set(layout.id, proxy);
           endpoint = proxy.endpoint;
         }
@@ -197,7 +152,7 @@ export class DockerCluster implements Cluster {
           new DockerNode(layout, container, shell, addresses, mapped, spec, shim !== undefined, endpoint),
         );
       }
-      const cluster = new DockerCluster(options.topology, recipe, nodes, proxies, {
+      const cluster = new DockerCluster(options.topology, recipe, nodes, new ClientProxies(proxies), {
         id: network.id,
         remove: () => client.network.remove(network),
       });
@@ -208,21 +163,11 @@ export class DockerCluster implements Cluster {
           [network.id],
         ),
       );
-      try {
+      await cluster.boot(options, async () => {
         await Promise.all(nodes.map((n) => n.writeFiles()));
         await Promise.all(nodes.map((n) => n.startServer()));
-        const deadline = AbortSignal.timeout(options.startTimeoutMs);
-        const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
-        await Promise.all(
-          nodes.map((n) =>
-            cluster.waitReady(n, Math.min(recipe.readyTimeoutMs, options.startTimeoutMs), signal),
-          ),
-        );
-        return cluster;
-      } catch (error) {
-        await cluster.close();
-        throw error;
-      }
+      });
+      return cluster;
     } catch (error) {
       await Promise.all([...proxies.values()].map((p) => p.close()));
       await Promise.all(containers.map((c) => c.stop({ timeout: 0, remove: true }).catch(() => undefined)));
@@ -231,9 +176,4 @@ export class DockerCluster implements Cluster {
       throw error;
     }
   }
-}
-
-/** Probes go to the mapped port directly, never through the client proxy. */
-function directTarget(node: DockerNode): ProbeTarget {
-  return { id: node.id, host: '127.0.0.1', port: node.mappedClientPort };
 }

@@ -1,16 +1,16 @@
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { ClusterStartError, UnknownNodeError } from '../errors.js';
-import { type ProbeTarget, waitForLeader } from '../leader.js';
+import type { ProbeTarget } from '../leader.js';
+import { clusterToken, memberIds } from '../members.js';
 import { clockShimPath, writeClockSkew } from '../native.js';
 import type { ResolvedOptions } from '../options.js';
 import { freePorts } from '../ports.js';
-import type { Cluster, ClusterNode, Faults, Topology, WaitForLeaderOptions } from '../types.js';
-import { poll } from '../wait.js';
-import { LocalFaults } from './faults.js';
+import { ProviderCluster, ServerExitedError } from '../provider-cluster.js';
+import type { Topology } from '../types.js';
+import { baseDir, sweepStaleDirs } from './dirs.js';
+import { localFaultPrimitives } from './faults.js';
 import { LocalNetwork } from './network.js';
+import { LocalNode } from './node.js';
 import { ServerProcess } from './process.js';
 import { trackDir, untrackDir } from './reaper.js';
 import type { LocalRecipe, NodeLayout } from './recipe.js';
@@ -19,133 +19,38 @@ import { RECIPES } from './recipes.js';
 /** The skew file the clock shim reads, in each node's dir. */
 export const CLOCK_FILE = 'clock';
 
-/** A node of a local cluster: its layout, its process, and the pid it has right now. */
-export class LocalNode implements ClusterNode {
-  constructor(
-    readonly layout: NodeLayout,
-    readonly process: ServerProcess,
-    /** The clock shim's skew file, when the shim is loaded into this server. */
-    readonly clockFile: string | undefined,
-  ) {}
-  get id(): string {
-    return this.layout.id;
-  }
-  get endpoint(): string {
-    return `127.0.0.1:${this.layout.advertisedClientPort}`;
-  }
-  get directEndpoint(): string {
-    return `127.0.0.1:${this.layout.clientPort}`;
-  }
-  get pid(): number | undefined {
-    return this.process.pid;
-  }
-  toJSON(): ClusterNode {
-    return { id: this.id, endpoint: this.endpoint, directEndpoint: this.directEndpoint, pid: this.pid };
-  }
-}
-
-/**
- * Removes cluster dirs whose owning process is gone (it was SIGKILLed, so no exit handler ran; its servers died
- * with it through the pdeathsig launcher). Dirs of live processes, other users' included, are left alone.
- */
-function sweepStaleDirs(base: string): void {
-  let names: string[];
-  try {
-    names = readdirSync(base);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    const owner = /^fencekit-[a-z-]+-(\d+)-\w+$/.exec(name)?.[1];
-    if (owner === undefined || Number(owner) === process.pid) continue;
-    try {
-      process.kill(Number(owner), 0);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ESRCH')
-        rmSync(join(base, name), { recursive: true, force: true });
-    }
-  }
-}
-
-/** tmpfs when there is one: etcd and ZooKeeper fsync, and the disk is shared with everyone's tests. */
-function baseDir(): string {
-  return existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
-}
-
-export class LocalCluster implements Cluster {
+/** Servers as processes on loopback, each in its own dir, reaching each other through the network's peer proxies. */
+export class LocalCluster extends ProviderCluster<LocalNode> {
   readonly provider = 'local';
-  readonly faults: Faults & LocalFaults;
-  private closed: Promise<void> | undefined;
 
   private constructor(
-    readonly topology: Topology,
-    readonly recipe: LocalRecipe,
+    topology: Topology,
+    recipe: LocalRecipe,
     readonly rootDir: string,
-    readonly localNodes: readonly LocalNode[],
+    nodes: readonly LocalNode[],
     readonly network: LocalNetwork,
   ) {
-    this.faults = new LocalFaults(this);
+    super(topology, recipe, nodes, localFaultPrimitives(network), 200);
   }
 
-  get nodes(): readonly ClusterNode[] {
-    return this.localNodes;
+  protected probeTarget(node: LocalNode): ProbeTarget {
+    return { id: node.id, host: '127.0.0.1', port: node.layout.clientPort };
   }
 
-  get endpoints(): readonly string[] {
-    return this.localNodes.map((n) => n.endpoint);
+  protected async logTail(node: LocalNode): Promise<string> {
+    return node.process.logTail();
   }
 
-  node(id: string): LocalNode {
-    const node = this.localNodes.find((n) => n.id === id);
-    if (!node)
-      throw new UnknownNodeError(
-        String(id),
-        this.localNodes.map((n) => n.id),
-      );
-    return node;
+  /** A process we started and saw exit will not come to serve: no point in waiting out the timeout for it. */
+  protected override checkRunning(node: LocalNode): void {
+    if (!node.process.running) throw new ServerExitedError();
   }
 
-  waitForLeader(options?: WaitForLeaderOptions): Promise<string> {
-    return waitForLeader(() => this.leader(), options);
-  }
-
-  leader(): Promise<string | undefined> {
-    return this.recipe.leader?.(this.localNodes.map(directTarget)) ?? Promise.resolve(undefined);
-  }
-
-  /** Waits (bounded) until `node` serves clients again; fails early if its process died. */
-  async waitReady(
-    node: LocalNode,
-    timeoutMs = this.recipe.readyTimeoutMs,
-    signal?: AbortSignal,
-  ): Promise<void> {
-    try {
-      await poll(
-        async () => {
-          if (!node.process.running) throw new ExitedError();
-          return (await this.recipe.ready(directTarget(node))) ? true : undefined;
-        },
-        { what: `${this.recipe.server} ${node.id} to serve`, timeoutMs, intervalMs: 200, signal },
-      );
-    } catch (error) {
-      const reason = error instanceof ExitedError ? 'the process exited' : String((error as Error).message);
-      throw new ClusterStartError(node.id, reason, node.process.logTail(), { cause: error });
-    }
-  }
-
-  close(): Promise<void> {
-    this.closed ??= (async () => {
-      await this.faults.dispose();
-      await Promise.all(this.localNodes.map((n) => n.process.kill('SIGKILL').catch(() => undefined)));
-      await this.network.close();
-      rmSync(this.rootDir, { recursive: true, force: true });
-      untrackDir(this.rootDir);
-    })();
-    return this.closed;
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
+  protected async teardown(): Promise<void> {
+    await Promise.all(this.members.map((n) => n.process.kill('SIGKILL').catch(() => undefined)));
+    await this.network.close();
+    rmSync(this.rootDir, { recursive: true, force: true });
+    untrackDir(this.rootDir);
   }
 
   static async start(options: ResolvedOptions): Promise<LocalCluster> {
@@ -153,7 +58,7 @@ export class LocalCluster implements Cluster {
     sweepStaleDirs(baseDir());
     const rootDir = mkdtempSync(join(baseDir(), `fencekit-${options.topology}-${process.pid}-`));
     trackDir(rootDir);
-    const ids = Array.from({ length: options.nodes }, (_, i) => `n${i + 1}`);
+    const ids = memberIds(options.nodes);
     const perNode = 1 + recipe.peerPortCount;
     const ports = await freePorts(ids.length * perNode);
     const own = (i: number) => ports.slice(i * perNode, (i + 1) * perNode);
@@ -170,7 +75,7 @@ export class LocalCluster implements Cluster {
       listenHost: '127.0.0.1',
       advertisedHost: '127.0.0.1',
       clientPort: own(i)[0]!,
-      advertisedClientPort: network.clientProxies.get(id)?.port ?? own(i)[0]!,
+      advertisedClientPort: network.clients.get(id)?.port ?? own(i)[0]!,
       peerPorts: own(i).slice(1),
       advertisedPeerPorts: network.peerProxies.get(id)?.map((p) => p.port) ?? own(i).slice(1),
     }));
@@ -182,7 +87,7 @@ export class LocalCluster implements Cluster {
         });
       }
     }
-    const token = `fencekit-${randomBytes(6).toString('hex')}`;
+    const token = clusterToken();
     nodes = layouts.map((layout) => {
       const spec = recipe.launch(layout, layouts, token);
       mkdirSync(layout.dir, { recursive: true });
@@ -205,27 +110,10 @@ export class LocalCluster implements Cluster {
       return new LocalNode(layout, proc, shim ? join(layout.dir, CLOCK_FILE) : undefined);
     });
     const cluster = new LocalCluster(options.topology, recipe, rootDir, nodes, network);
-    try {
-      // All members at once: etcd and ZooKeeper members wait for a quorum before they serve.
+    // All members at once: etcd and ZooKeeper members wait for a quorum before they serve.
+    await cluster.boot(options, async () => {
       for (const node of nodes) node.process.start();
-      const deadline = AbortSignal.timeout(options.startTimeoutMs);
-      const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
-      await Promise.all(
-        nodes.map((node) =>
-          cluster.waitReady(node, Math.min(recipe.readyTimeoutMs, options.startTimeoutMs), signal),
-        ),
-      );
-      return cluster;
-    } catch (error) {
-      await cluster.close();
-      throw error;
-    }
+    });
+    return cluster;
   }
-}
-
-class ExitedError extends Error {}
-
-/** Probes bypass the client proxy: a fault on the clients' path must not make a server look down. */
-function directTarget(node: LocalNode): ProbeTarget {
-  return { id: node.id, host: '127.0.0.1', port: node.layout.clientPort };
 }

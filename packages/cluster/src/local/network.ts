@@ -1,8 +1,6 @@
-import { ProxyRequiredError } from '../errors.js';
-import { cutPairs } from '../partition.js';
+import { ClientProxies } from '../faults/client-proxies.js';
 import { FaultProxy } from '../proxy/proxy.js';
 import { sourceIdentifier } from '../proxy/source.js';
-import type { PartitionSpec, Toxic } from '../types.js';
 
 export interface NodePorts {
   readonly id: string;
@@ -19,13 +17,15 @@ const pairKey = (a: string, b: string) => (a < b ? `${a}|${b}` : `${b}|${a}`);
  */
 export class LocalNetwork {
   private readonly cutPairs = new Set<string>();
-  private readonly clientsCut = new Set<string>();
+  readonly clients: ClientProxies;
 
   private constructor(
     readonly ids: readonly string[],
-    readonly clientProxies: ReadonlyMap<string, FaultProxy>,
+    clientProxies: ReadonlyMap<string, FaultProxy>,
     readonly peerProxies: ReadonlyMap<string, readonly FaultProxy[]>,
-  ) {}
+  ) {
+    this.clients = new ClientProxies(clientProxies);
+  }
 
   static async create(
     nodes: readonly NodePorts[],
@@ -37,14 +37,8 @@ export class LocalNetwork {
     const identify = sourceIdentifier(pids);
     try {
       for (const node of nodes) {
-        if (options.clientProxy) {
-          const proxy = await FaultProxy.listen({
-            name: `${node.id} client`,
-            upstreamHost: '127.0.0.1',
-            upstreamPort: node.clientPort,
-          });
-          clientProxies.set(node.id, proxy);
-        }
+        if (options.clientProxy)
+          clientProxies.set(node.id, await ClientProxies.listen(node.id, node.clientPort));
         if (options.peerProxy) {
           const proxies: FaultProxy[] = [];
           for (const port of node.peerPorts) {
@@ -75,43 +69,19 @@ export class LocalNetwork {
     return network;
   }
 
-  /** Cuts every server-to-server link named by the spec, on top of cuts already in place. */
-  partition(spec: PartitionSpec): void {
-    for (const [a, b] of cutPairs(spec, this.ids)) this.cutPairs.add(pairKey(a, b));
+  /** Cuts these server-to-server links, on top of cuts already in place. */
+  cutLinks(pairs: ReadonlyArray<readonly [string, string]>): void {
+    for (const [a, b] of pairs) this.cutPairs.add(pairKey(a, b));
     this.applyPeerCuts();
   }
 
-  cutClients(id: string): void {
-    const proxy = this.clientProxy(id, 'cutClients');
-    this.clientsCut.add(id);
-    proxy.setCut(() => true);
-  }
-
-  addToxic(id: string, toxic: Toxic, fault = 'toxic'): void {
-    this.clientProxy(id, fault).addToxic(toxic);
-  }
-
-  /** Drops the proxied client connections of a node (a killed server's connections are dead anyway). */
-  dropClientConnections(id: string): void {
-    this.clientProxies.get(id)?.dropConnections();
-  }
-
-  heal(): void {
+  healLinks(): void {
     this.cutPairs.clear();
     this.applyPeerCuts();
-    for (const id of this.clientsCut) this.clientProxies.get(id)?.setCut(() => false);
-    this.clientsCut.clear();
-    for (const proxy of this.clientProxies.values()) proxy.setToxics([]);
   }
 
   async close(): Promise<void> {
-    await Promise.all(
-      [...this.clientProxies.values(), ...[...this.peerProxies.values()].flat()].map((p) => p.close()),
-    );
-  }
-
-  get hasPeerProxies(): boolean {
-    return this.peerProxies.size > 0;
+    await Promise.all([this.clients.close(), ...[...this.peerProxies.values()].flat().map((p) => p.close())]);
   }
 
   private applyPeerCuts(): void {
@@ -122,11 +92,5 @@ export class LocalNetwork {
         proxy.setCut((source) => (source === undefined ? isolated : this.cutPairs.has(pairKey(source, id))));
       }
     }
-  }
-
-  private clientProxy(id: string, fault: string): FaultProxy {
-    const proxy = this.clientProxies.get(id);
-    if (!proxy) throw new ProxyRequiredError(fault);
-    return proxy;
   }
 }

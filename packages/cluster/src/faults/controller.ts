@@ -1,0 +1,127 @@
+import { ClusterClosedError, UnsupportedFaultError } from '../errors.js';
+import { cutPairs } from '../partition.js';
+import { validateToxic } from '../proxy/toxics.js';
+import type { ClockOptions, ClusterNode, Faults, LatencyOptions, PartitionSpec, Toxic } from '../types.js';
+import { sleep } from '../wait.js';
+import { checkNodeId, clockSkew, latencyToxic } from './arguments.js';
+import type { FaultPrimitives, FaultTarget } from './primitives.js';
+
+/** The shim re-reads its file every 2 ms; waiting a little longer means the skew is in force on return. */
+const SHIM_PICKUP_MS = 20;
+
+/**
+ * The nemesis, for either provider: checks each call, keeps track of what it broke (killed, paused, skewed) so
+ * that `heal()` can undo exactly that, and leaves the acts themselves to the provider's `FaultPrimitives`.
+ */
+export class FaultController<N extends ClusterNode> implements Faults {
+  private readonly killed = new Set<string>();
+  private readonly paused = new Set<string>();
+  private readonly skewed = new Set<string>();
+  private disposed = false;
+
+  constructor(
+    private readonly cluster: FaultTarget<N>,
+    private readonly primitives: FaultPrimitives<N>,
+  ) {}
+
+  async kill(id: string): Promise<void> {
+    const node = this.target(id);
+    await this.primitives.kill(node);
+    this.killed.add(id);
+    this.paused.delete(id); // a killed process is no longer stopped: its replacement starts running
+    this.primitives.clients.dropConnections(id);
+  }
+
+  async restart(id: string): Promise<void> {
+    const node = this.target(id);
+    await this.primitives.kill(node); // restart of a running server is kill + start
+    await this.primitives.start(node);
+    this.killed.delete(id);
+    this.paused.delete(id);
+    await this.cluster.waitReady(node);
+  }
+
+  async pause(id: string): Promise<void> {
+    await this.primitives.signal(this.target(id), 'STOP');
+    this.paused.add(id);
+  }
+
+  async resume(id: string): Promise<void> {
+    await this.primitives.signal(this.target(id), 'CONT');
+    this.paused.delete(id);
+  }
+
+  /**
+   * Cuts server ↔ server links. On topologies whose servers never talk to each other (Redis) there is nothing to
+   * cut: the spec is still checked.
+   */
+  async partition(spec: PartitionSpec): Promise<void> {
+    this.live();
+    await this.primitives.cutLinks(
+      cutPairs(
+        spec,
+        this.cluster.nodes.map((n) => n.id),
+      ),
+    );
+  }
+
+  async cutClients(id: string): Promise<void> {
+    this.target(id);
+    this.primitives.clients.cutClients(id);
+  }
+
+  async latency(id: string, options: LatencyOptions): Promise<void> {
+    this.target(id);
+    this.primitives.clients.addToxic(id, latencyToxic(options), 'latency');
+  }
+
+  async toxic(id: string, toxic: Toxic): Promise<void> {
+    this.target(id);
+    this.primitives.clients.addToxic(id, validateToxic(toxic));
+  }
+
+  async clock(id: string, options: ClockOptions): Promise<void> {
+    const node = this.target(id);
+    const { offsetMs, rate } = clockSkew(options);
+    const { server, clockShim } = this.cluster.recipe;
+    if (!clockShim) {
+      throw new UnsupportedFaultError(
+        'clock',
+        `${server} node ${id}`,
+        "etcd is a Go binary whose runtime reads the clock through the vDSO, bypassing libc, so an LD_PRELOAD shim can't skew it",
+      );
+    }
+    await this.primitives.writeClock(node, offsetMs, rate);
+    this.skewed.add(id);
+    await sleep(SHIM_PICKUP_MS);
+  }
+
+  /** Undoes the network faults, pauses and skews first, then restarts the killed: they rejoin a healed network. */
+  async heal(): Promise<void> {
+    this.live();
+    this.primitives.clients.heal();
+    await Promise.all([
+      this.primitives.healLinks(),
+      ...[...this.paused].map((id) => this.resume(id)),
+      ...[...this.skewed].map((id) => this.primitives.writeClock(this.cluster.node(id), 0, 1)),
+    ]);
+    this.skewed.clear();
+    await Promise.all([...this.killed].map((id) => this.restart(id)));
+    await sleep(SHIM_PICKUP_MS);
+  }
+
+  /** Called by close(): drops fault state without healing (the servers are about to go). */
+  dispose(): void {
+    this.disposed = true;
+  }
+
+  private live(): void {
+    if (this.disposed) throw new ClusterClosedError();
+  }
+
+  private target(id: string): N {
+    this.live();
+    checkNodeId(id);
+    return this.cluster.node(id);
+  }
+}

@@ -1,0 +1,35 @@
+import type { LocalRecipe } from '../local/recipe.js';
+import type { ClusterNode } from '../types.js';
+import type { ClientProxies } from './client-proxies.js';
+
+/** The cluster as the nemesis sees it: its members, its server kind, and how to wait for a member to serve. */
+export interface FaultTarget<N extends ClusterNode> {
+  readonly recipe: Pick<LocalRecipe, 'server' | 'clockShim'>;
+  readonly nodes: readonly ClusterNode[];
+  /** The member, or `UnknownNodeError`. */
+  node(id: string): N;
+  /** Waits, bounded, until the server serves clients (again). */
+  waitReady(node: N): Promise<void>;
+}
+
+/**
+ * What a provider does for the nemesis: the few acts that differ between processes on loopback and servers inside
+ * containers. Everything else (argument checks, what is broken and must be healed, the order of a heal) is
+ * provider-neutral and lives in `FaultController`.
+ */
+export interface FaultPrimitives<N extends ClusterNode> {
+  /** The proxies on the clients' path (the same kind for both providers). */
+  readonly clients: ClientProxies;
+  /** SIGKILL the server; resolves once it is gone. Does nothing when it is not running. */
+  kill(node: N): Promise<void>;
+  /** Starts the (killed) server again with the same command line, port and data dir; does not wait for it. */
+  start(node: N): Promise<void>;
+  /** SIGSTOP / SIGCONT of the server process. */
+  signal(node: N, signal: 'STOP' | 'CONT'): Promise<void>;
+  /** Cuts the server ↔ server links of these pairs, on top of those already cut. */
+  cutLinks(pairs: ReadonlyArray<readonly [string, string]>): Promise<void>;
+  /** Lets every server ↔ server link flow again. */
+  healLinks(): Promise<void>;
+  /** Sets the clock shim's skew; throws `UnsupportedFaultError` when this node has no shim the provider can reach. */
+  writeClock(node: N, offsetMs: number, rate: number): Promise<void>;
+}
