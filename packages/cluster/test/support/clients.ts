@@ -19,6 +19,20 @@ export function redisClient(endpoint: string, options: { commandTimeout?: number
   return redis;
 }
 
+/** A Redis client for the length of `body`, disconnected however `body` ends. */
+export async function withRedis<T>(
+  endpoint: string,
+  options: { commandTimeout?: number },
+  body: (redis: Redis) => Promise<T>,
+): Promise<T> {
+  const redis = redisClient(endpoint, options);
+  try {
+    return await body(redis);
+  } finally {
+    redis.disconnect();
+  }
+}
+
 /**
  * Every unary call gets a deadline, so a cut-off member shows as an error rather than a hang. No retries and no
  * circuit breaker: a test sees each call's own outcome, and a healed member answers the very next call.

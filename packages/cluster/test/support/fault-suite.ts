@@ -1,94 +1,69 @@
-import { type Cluster, type ProviderName, startCluster, UnsupportedFaultError } from '@fencekit/cluster';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { etcdClient, redisClient, zookeeperClient } from './clients.js';
-import { alive, footprint, leftovers } from './leftovers.js';
+import { type ProviderName, UnsupportedFaultError } from '@fencekit/cluster';
+import { expect, it } from 'vitest';
+import { etcdClient, withRedis, zookeeperClient } from './clients.js';
+import { describeCluster } from './cluster-scope.js';
+import { alive } from './leftovers.js';
+import { expectEtcdServes, expectZookeeperServes } from './serves.js';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The last test of a describe: close() (twice: idempotent) leaves no process, dir, container or network. */
-function closesCleanly(cluster: () => Cluster): void {
-  it('close() leaves no process, dir, container or network behind', async () => {
-    const print = footprint(cluster());
-    await cluster().close();
-    await cluster().close();
-    expect(leftovers(print)).toEqual([]);
-  });
-}
-
 /** Each fault shows its effect on a real server, then its heal. */
 export function faultSuite(provider: ProviderName): void {
-  describe('redis behind a fault proxy', () => {
-    let cluster: Cluster;
-    beforeAll(async () => {
-      cluster = await startCluster({ topology: 'redis', proxy: true, provider });
-    });
-    afterAll(() => cluster?.close());
-
-    it('a paused Redis times out a PING and answers after resume', async () => {
-      const redis = redisClient(cluster.endpoints[0]!, { commandTimeout: 500 });
-      try {
+  describeCluster('redis behind a fault proxy', { topology: 'redis', proxy: true, provider }, (current) => {
+    it('a paused Redis times out a PING and answers after resume', () => {
+      const cluster = current();
+      return withRedis(cluster.endpoints[0]!, { commandTimeout: 500 }, async (redis) => {
         expect(await redis.ping()).toBe('PONG');
         await cluster.faults.pause('n1');
         await expect(redis.ping()).rejects.toThrow(/timed out/i);
         await cluster.faults.resume('n1');
         expect(await redis.ping()).toBe('PONG');
-      } finally {
-        redis.disconnect();
-      }
+      });
     });
 
-    it("the proxy's latency shows in measured round trips", async () => {
-      const redis = redisClient(cluster.endpoints[0]!);
-      try {
+    it("the proxy's latency shows in measured round trips", () => {
+      const cluster = current();
+      return withRedis(cluster.endpoints[0]!, {}, async (redis) => {
         await redis.ping();
         await cluster.faults.latency('n1', { ms: 100 }); // each way
         const started = performance.now();
         await redis.ping();
         expect(performance.now() - started).toBeGreaterThanOrEqual(199);
         await cluster.faults.heal();
-      } finally {
-        redis.disconnect();
-      }
+      });
     });
 
-    it('cutClients holds requests until heal, then they complete', async () => {
-      const impatient = redisClient(cluster.endpoints[0]!, { commandTimeout: 500 });
-      const patient = redisClient(cluster.endpoints[0]!, { commandTimeout: 10_000 });
-      try {
-        await patient.ping();
-        await cluster.faults.cutClients('n1');
-        await expect(impatient.ping()).rejects.toThrow(/timed out/i);
-        const held = patient.set('held', 'yes');
-        await pause(300);
-        await cluster.faults.heal();
-        expect(await held).toBe('OK');
-        expect(await patient.get('held')).toBe('yes');
-      } finally {
-        impatient.disconnect();
-        patient.disconnect();
-      }
+    it('cutClients holds requests until heal, then they complete', () => {
+      const cluster = current();
+      return withRedis(cluster.endpoints[0]!, { commandTimeout: 500 }, (impatient) =>
+        withRedis(cluster.endpoints[0]!, { commandTimeout: 10_000 }, async (patient) => {
+          await patient.ping();
+          await cluster.faults.cutClients('n1');
+          await expect(impatient.ping()).rejects.toThrow(/timed out/i);
+          const held = patient.set('held', 'yes');
+          await pause(300);
+          await cluster.faults.heal();
+          expect(await held).toBe('OK');
+          expect(await patient.get('held')).toBe('yes');
+        }),
+      );
     });
 
     it('a reset_peer toxic resets connections; heal lets new ones through', async () => {
+      const cluster = current();
       await cluster.faults.toxic('n1', { type: 'reset_peer', timeoutMs: 0 });
-      const redis = redisClient(cluster.endpoints[0]!, { commandTimeout: 1000 });
-      try {
+      await withRedis(cluster.endpoints[0]!, { commandTimeout: 1000 }, async (redis) => {
         await expect(redis.connect()).rejects.toThrow();
-      } finally {
-        redis.disconnect();
-      }
+      });
       await cluster.faults.heal();
-      const again = redisClient(cluster.endpoints[0]!);
-      try {
+      await withRedis(cluster.endpoints[0]!, {}, async (again) => {
         expect(await again.ping()).toBe('PONG');
-      } finally {
-        again.disconnect();
-      }
+      });
     });
 
-    it('a +30 s clock jump takes 30 s off a PX 60000 key; a jump past its TTL expires it', async () => {
-      const redis = redisClient(cluster.endpoints[0]!);
-      try {
+    it('a +30 s clock jump takes 30 s off a PX 60000 key; a jump past its TTL expires it', () => {
+      const cluster = current();
+      return withRedis(cluster.endpoints[0]!, {}, async (redis) => {
         await redis.set('lease', 'holder', 'PX', 60_000);
         await cluster.faults.clock('n1', { offsetMs: 30_000 });
         const left = await redis.pttl('lease');
@@ -99,14 +74,12 @@ export function faultSuite(provider: ProviderName): void {
         await cluster.faults.heal();
         await redis.set('after', '1', 'PX', 60_000);
         expect(await redis.pttl('after')).toBeGreaterThan(59_000);
-      } finally {
-        redis.disconnect();
-      }
+      });
     });
 
-    it('kill -9 then restart keeps the endpoint; the restarted (empty) server serves', async () => {
-      const redis = redisClient(cluster.endpoints[0]!);
-      try {
+    it('kill -9 then restart keeps the endpoint; the restarted (empty) server serves', () => {
+      const cluster = current();
+      return withRedis(cluster.endpoints[0]!, {}, async (redis) => {
         await redis.set('before-kill', '1');
         const pid = cluster.nodes[0]!.pid;
         await cluster.faults.kill('n1');
@@ -114,33 +87,19 @@ export function faultSuite(provider: ProviderName): void {
         await cluster.faults.restart('n1');
         expect(await redis.ping()).toBe('PONG');
         expect(await redis.get('before-kill')).toBeNull(); // no persistence: a restart loses the data
-      } finally {
-        redis.disconnect();
-      }
+      });
     });
-
-    closesCleanly(() => cluster);
   });
 
-  describe('etcd, 3 members', () => {
-    let cluster: Cluster;
-    beforeAll(async () => {
-      cluster = await startCluster({ topology: 'etcd', nodes: 3, provider });
-    });
-    afterAll(() => cluster?.close());
-
+  describeCluster('etcd, 3 members', { topology: 'etcd', nodes: 3, provider }, (current) => {
     it('has a leader and serves put/get', async () => {
+      const cluster = current();
       expect(await cluster.leader()).toMatch(/^n\d$/);
-      const etcd = etcdClient(cluster.endpoints);
-      try {
-        await etcd.put('k').value('v');
-        expect(await etcd.get('k').string()).toBe('v');
-      } finally {
-        etcd.close();
-      }
+      await expectEtcdServes(cluster.endpoints);
     });
 
     it('an isolated leader is replaced, and linearizable reads through it fail until heal', async () => {
+      const cluster = current();
       const leader = await cluster.leader();
       expect(leader).toBeDefined();
       const index = cluster.nodes.findIndex((n) => n.id === leader);
@@ -170,33 +129,22 @@ export function faultSuite(provider: ProviderName): void {
     });
 
     it('clock faults on etcd are reported as unsupported', async () => {
+      const cluster = current();
       await expect(cluster.faults.clock('n1', { offsetMs: 30_000 })).rejects.toBeInstanceOf(
         UnsupportedFaultError,
       );
     });
-
-    closesCleanly(() => cluster);
   });
 
-  describe('zookeeper, 3 members', () => {
-    let cluster: Cluster;
-    beforeAll(async () => {
-      cluster = await startCluster({ topology: 'zookeeper', nodes: 3, provider });
-    });
-    afterAll(() => cluster?.close());
-
+  describeCluster('zookeeper, 3 members', { topology: 'zookeeper', nodes: 3, provider }, (current) => {
     it('has a leader and serves create/get', async () => {
+      const cluster = current();
       expect(await cluster.leader()).toMatch(/^n\d$/);
-      const zk = await zookeeperClient(cluster.endpoints);
-      try {
-        await zk.create('/fencekit', 'v');
-        expect(await zk.get('/fencekit')).toBe('v');
-      } finally {
-        zk.close();
-      }
+      await expectZookeeperServes(cluster.endpoints);
     });
 
     it('a killed follower rejoins the ensemble and serves what was written meanwhile', async () => {
+      const cluster = current();
       const leader = await cluster.leader();
       const follower = cluster.nodes.find((n) => n.id !== leader)!;
       const others = cluster.nodes.filter((n) => n.id !== follower.id).map((n) => n.endpoint);
@@ -217,6 +165,7 @@ export function faultSuite(provider: ProviderName): void {
     });
 
     it('an isolated leader loses leadership, the others elect one, and after heal it rejoins as follower', async () => {
+      const cluster = current();
       const leader = (await cluster.leader())!;
       await cluster.faults.partition({ isolate: leader });
       const replaced = await cluster.waitForLeader({ not: leader!, timeoutMs: 30_000 });
@@ -241,31 +190,19 @@ export function faultSuite(provider: ProviderName): void {
       }
       expect(value).toBe('majority'); // the old leader caught up with what the majority wrote without it
     });
-
-    closesCleanly(() => cluster);
   });
 
-  describe('zookeeper, 1 node', () => {
-    let cluster: Cluster;
-    beforeAll(async () => {
-      cluster = await startCluster({ topology: 'zookeeper', nodes: 1, provider });
-    });
-    afterAll(() => cluster?.close());
-
+  describeCluster('zookeeper, 1 node', { topology: 'zookeeper', nodes: 1, provider }, (current) => {
     it('serves create/get', async () => {
+      const cluster = current();
       expect(await cluster.leader()).toBe('n1');
-      const zk = await zookeeperClient(cluster.endpoints);
-      try {
-        await zk.create('/fencekit', 'v');
-        expect(await zk.get('/fencekit')).toBe('v');
-      } finally {
-        zk.close();
-      }
+      await expectZookeeperServes(cluster.endpoints);
     });
 
     // On an ensemble the same jump makes the leader drop its followers (syncLimit) and an election follows, which
     // renews sessions; a single server shows the clock's effect on session expiry alone.
     it("a +30 s clock jump expires a 20 s session's ephemeral node (the JVM honours the shim)", async () => {
+      const cluster = current();
       const owner = await zookeeperClient(cluster.endpoints, 15_000, 20_000);
       try {
         await owner.createEphemeral('/owned');
@@ -286,7 +223,5 @@ export function faultSuite(provider: ProviderName): void {
         await cluster.faults.heal();
       }
     });
-
-    closesCleanly(() => cluster);
   });
 }
