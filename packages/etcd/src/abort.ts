@@ -48,6 +48,10 @@ export async function untilAborted<T>(promise: Promise<T>, signal: AbortSignal):
 export function deadlineSignal(ms: number, reason: () => Error): { signal: AbortSignal; clear: () => void } {
   const controller = new AbortController();
   if (!Number.isFinite(ms)) return { signal: controller.signal, clear: () => {} };
+  if (ms <= 0) {
+    controller.abort(reason());
+    return { signal: controller.signal, clear: () => {} };
+  }
   const timer = setTimeout(() => controller.abort(reason()), ms);
   return { signal: controller.signal, clear: () => clearTimeout(timer) };
 }

@@ -151,22 +151,22 @@ export class EtcdClient implements LockClient<bigint>, ElectionClient {
     if (!granted) return null;
     // Per-grant leases were kept alive only while waiting; from the grant on, only extend() renews.
     if (!this.#keepAlive) granted.session.stopKeepAlive();
-    const lease: EtcdLease = new EtcdLease({
+    // `let`: onEnd runs inside the constructor when the session died on the way.
+    let lease: EtcdLease | undefined;
+    lease = new EtcdLease({
       etcd: this.#context.etcd,
       session: granted.session,
       ticket: granted.ticket,
       resource,
       owner: granted.ticket.value,
       onEnd: () => {
-        this.#leases.delete(lease);
+        if (lease) this.#leases.delete(lease);
         granted.checkIn();
       },
     });
-    if (lease.signal.aborted) {
-      granted.checkIn();
-      return lease;
-    }
-    this.#leases.add(lease);
+    // Lost already (its session died on the way): onEnd has checked the session in. Reading `held`,
+    // not `signal`, keeps the lease from building a signal nobody may ever read.
+    if (lease.held) this.#leases.add(lease);
     return lease;
   }
 

@@ -170,19 +170,21 @@ export class EtcdElection implements Election {
         }),
       );
       if (!granted) throw new LockLostError(this.name, 'campaign ended without a grant');
-      const lease: EtcdLease = new EtcdLease({
+      // `let`: onEnd runs inside the lease's constructor when the session died on the way.
+      let leadership: EtcdLeadership | undefined;
+      const lease = new EtcdLease({
         etcd: this.#context.etcd,
         session: granted.session,
         ticket: granted.ticket,
         resource: this.name,
         owner: `${granted.session.idHex}:${candidate}`,
         onEnd: () => {
-          this.#leaderships.delete(leadership);
+          if (leadership) this.#leaderships.delete(leadership);
           granted.checkIn();
         },
       });
-      const leadership = new EtcdLeadership(this.#context, this.name, candidate, lease);
-      this.#leaderships.add(leadership);
+      leadership = new EtcdLeadership(this.#context, this.name, candidate, lease);
+      if (lease.held) this.#leaderships.add(leadership);
       return leadership;
     } finally {
       stop.dispose();

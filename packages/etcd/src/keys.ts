@@ -11,6 +11,17 @@ export function waiterKey(queue: string, leaseIdHex: string): string {
   return queue + leaseIdHex;
 }
 
+/**
+ * `rangeEnd` for a queue prefix, on the string: queue prefixes end in `/` (ASCII), so the end is the
+ * same prefix ending in `0`, encoded once instead of encoded and then copied. Other strings take the
+ * byte path.
+ */
+export function prefixEnd(queue: string): Buffer {
+  const last = queue.charCodeAt(queue.length - 1);
+  if (last >= 0x7f || Number.isNaN(last)) return rangeEnd(Buffer.from(queue, 'utf8'));
+  return Buffer.from(queue.slice(0, -1) + String.fromCharCode(last + 1), 'utf8');
+}
+
 /** The exclusive end of the key range holding every key that starts with `prefix`. */
 export function rangeEnd(prefix: Buffer): Buffer {
   const end = Buffer.from(prefix);

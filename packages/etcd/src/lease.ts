@@ -70,6 +70,9 @@ export class EtcdLease extends ManagedLease<bigint> {
       sentAt: session.validUntil - session.ttlMs,
       ttlMs: session.ttlMs,
       driftMs: () => 1,
+      // The session's own timer ends the lease at its expiry (onSessionLost below); a second timer per
+      // lease would only repeat it. `held` and `signal` still notice expiry on the clock.
+      lazyExpiry: true,
       operations: {
         extend: async (ttlMs: number, options: ExtendOptions) => {
           if ((options as Record<symbol, unknown>)[SESSION_RENEWAL]) return;
@@ -112,16 +115,15 @@ export class EtcdLease extends ManagedLease<bigint> {
         this.extend(remaining, { [SESSION_RENEWAL]: true } as ExtendOptions).catch(() => {});
       }
     });
-    const onSessionLost = () => {
-      const reason = session.signal.reason;
+    const onSessionLost = (reason: unknown) => {
       this.markLost(reason instanceof LockLostError ? reason.reason : 'etcd session lost', reason);
     };
-    session.signal.addEventListener('abort', onSessionLost, { once: true });
+    const stopLoss = session.onLost(onSessionLost);
     detach = () => {
       stopRenewals();
-      session.signal.removeEventListener('abort', onSessionLost);
+      stopLoss();
     };
-    if (session.signal.aborted) onSessionLost();
+    if (session.signal.aborted) onSessionLost(session.signal.reason);
   }
 }
 

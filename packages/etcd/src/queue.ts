@@ -16,7 +16,7 @@ import {
   SortTarget,
   type Watcher,
 } from 'etcd3';
-import { rangeEnd } from './keys.js';
+import { prefixEnd, rangeEnd } from './keys.js';
 import { messageOf } from './session.js';
 
 /**
@@ -54,23 +54,31 @@ function rangeOp(key: string, extra: Record<string, unknown> = {}): IRequestOp {
 }
 
 function prefixOp(queue: string, extra: Record<string, unknown>): IRequestOp {
-  const key = utf8(queue);
-  return { request_range: { key, range_end: rangeEnd(key), ...extra } };
+  return { request_range: { key: utf8(queue), range_end: prefixEnd(queue), ...extra } };
 }
 
-/** Keys of the queue, newest first: `limit: 2` after my put = me and the one right ahead of me. */
+/**
+ * Keys of the queue, newest first: `limit: 2` after my put = me and the one right ahead of me. Names
+ * and revisions only (`keys_only`): the waiters' values are never needed here.
+ */
 function newestOp(queue: string, limit: number, maxCreateRevision?: bigint): IRequestOp {
   return prefixOp(queue, {
     sort_target: SortTarget.Create,
     sort_order: SortOrder.Descend,
     limit,
+    keys_only: true,
     ...(maxCreateRevision === undefined ? {} : { max_create_revision: maxCreateRevision.toString() }),
   });
 }
 
-/** The head of the queue: lowest create revision. */
+/** The head of the queue: lowest create revision (its name and revisions only). */
 export function headOp(queue: string): IRequestOp {
-  return prefixOp(queue, { sort_target: SortTarget.Create, sort_order: SortOrder.Ascend, limit: 1 });
+  return prefixOp(queue, {
+    sort_target: SortTarget.Create,
+    sort_order: SortOrder.Ascend,
+    limit: 1,
+    keys_only: true,
+  });
 }
 
 function kvs(response: ITxnResponse, index: number): IKeyValue[] {
@@ -117,16 +125,14 @@ export async function join(
 ): Promise<{ ticket: Ticket; position: Position }> {
   for (let attempt = 0; attempt < 3; attempt++) {
     let response: ITxnResponse;
+    const keyBytes = utf8(key);
     try {
       response = await etcd.kv.txn({
         compare: [
-          { key: utf8(key), target: CompareTarget.Create, result: CompareResult.Equal, create_revision: 0 },
+          { key: keyBytes, target: CompareTarget.Create, result: CompareResult.Equal, create_revision: 0 },
         ],
-        success: [
-          { request_put: { key: utf8(key), value: utf8(value), lease: leaseId } },
-          newestOp(queue, 2),
-        ],
-        failure: [rangeOp(key)],
+        success: [{ request_put: { key: keyBytes, value: utf8(value), lease: leaseId } }, newestOp(queue, 2)],
+        failure: [{ request_range: { key: keyBytes, keys_only: true } }],
       });
     } catch (error) {
       if (isRefusal(error)) throw toBackendError('joining the queue', error);
@@ -162,7 +168,7 @@ export async function locate(etcd: Etcd3, ticket: Ticket): Promise<Position> {
   try {
     response = await etcd.kv.txn({
       compare: [],
-      success: [rangeOp(ticket.key), newestOp(ticket.queue, 1, ticket.revision - 1n)],
+      success: [rangeOp(ticket.key, { keys_only: true }), newestOp(ticket.queue, 1, ticket.revision - 1n)],
       failure: [],
     });
   } catch (error) {

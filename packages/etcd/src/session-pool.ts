@@ -4,6 +4,8 @@ import { Session } from './session.js';
 interface PooledSession {
   readonly ttlMs: number;
   readonly session: Promise<Session>;
+  /** The session once granted: lets a checkout skip the await when it is already there. */
+  ready: Session | undefined;
   /** Queues this session currently has a key in: one key per queue per lease. */
   readonly inUse: Set<string>;
   /** Used for one grant only: revoked as soon as it is checked in. */
@@ -29,6 +31,22 @@ export class SessionPool {
     this.#etcd = etcd;
     this.#callTimeoutMs = callTimeoutMs;
     this.#shared = mode === 'shared';
+  }
+
+  /**
+   * A live, already granted session with this TTL and no key in `queue`, reserved until `checkIn`;
+   * undefined when getting one means waiting (a grant in flight, or none yet). The uncontended
+   * acquire's path: no promise, no abort wiring.
+   */
+  checkOutNow(ttlMs: number, queue: string): { session: Session; checkIn: () => void } | undefined {
+    if (!this.#shared) return undefined;
+    const entry = this.#entries.find(
+      (e) => !e.dead && e.ttlMs === ttlMs && e.ready?.alive === true && !e.inUse.has(queue),
+    );
+    const session = entry?.ready;
+    if (!entry || !session) return undefined;
+    entry.inUse.add(queue);
+    return { session, checkIn: () => this.#checkIn(entry, queue, session) };
   }
 
   /** A live session with this TTL that has no key in `queue`; reserved until `checkIn`. */
@@ -69,12 +87,16 @@ export class SessionPool {
       ttlMs,
       session: Session.grant(this.#etcd, { ttlMs, callTimeoutMs: this.#callTimeoutMs }),
       inUse: new Set(),
+      ready: undefined,
       single: !this.#shared,
       dead: false,
     };
     this.#entries.push(created);
     created.session.then(
-      (session) => session.signal.addEventListener('abort', () => this.#forget(created), { once: true }),
+      (session) => {
+        created.ready = session;
+        session.signal.addEventListener('abort', () => this.#forget(created), { once: true });
+      },
       () => this.#forget(created),
     );
     return created;

@@ -57,6 +57,7 @@ export class Session {
   #keepAlive: boolean;
   readonly #controller = new AbortController();
   readonly #renewListeners = new Set<() => void>();
+  readonly #lostListeners = new Set<(reason: LockLostError) => void>();
   #validUntil: number;
   #expiryTimer: NodeJS.Timeout | undefined;
   #keepAliveTimer: NodeJS.Timeout | undefined;
@@ -137,6 +138,16 @@ export class Session {
   onRenew(listener: () => void): () => void {
     this.#renewListeners.add(listener);
     return () => this.#renewListeners.delete(listener);
+  }
+
+  /**
+   * Called once when the session ends (lost, expired or closed), right after `signal` aborts. Returns
+   * an unsubscribe. A plain set, not a `signal` listener: every grant subscribes and unsubscribes, and
+   * EventTarget listeners cost several times more.
+   */
+  onLost(listener: (reason: LockLostError) => void): () => void {
+    this.#lostListeners.add(listener);
+    return () => this.#lostListeners.delete(listener);
   }
 
   /** Sends one keep-alive now and resolves once the server has renewed the lease. */
@@ -289,6 +300,9 @@ export class Session {
     this.#waiters = [];
     for (const w of waiters) w.settle(reason);
     this.#renewListeners.clear();
+    const lost = [...this.#lostListeners];
+    this.#lostListeners.clear();
+    for (const listener of lost) listener(reason);
   }
 }
 

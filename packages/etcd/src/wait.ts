@@ -1,4 +1,4 @@
-import { isFencekitError, LockAbortedError, LockTimeoutError } from '@fencekit/core';
+import { isFencekitError, LockAbortedError, LockTimeoutError, monotonicNow } from '@fencekit/core';
 import type { Etcd3 } from 'etcd3';
 import { anySignal, deadlineSignal, untilAborted } from './abort.js';
 import { waiterKey } from './keys.js';
@@ -53,30 +53,45 @@ export interface Granted {
 /** A session can die while its waiter waits; the waiter then rejoins with a new one, this many times. */
 const MAX_SESSION_ROUNDS = 5;
 
+/** One signal for "stop waiting": the caller's signal, the `waitMs` deadline, or the client closing. */
+interface Stop {
+  readonly signal: AbortSignal;
+  clear(): void;
+}
+
 /**
  * Waits in `options.queue` until at the head: joins (one Txn), then watches only its predecessor and
  * re-reads its position after each deletion. On timeout, abort or close it withdraws its key before
  * rejecting, so nothing is left queued or granted behind the caller.
+ *
+ * The abort wiring (deadline timer, combined signal) is built only once the caller has to wait — for
+ * a session grant, or behind another waiter. An uncontended acquire with a ready session is one Txn
+ * and nothing else; the deadline still counts from the call (`startedAt`).
  */
 export async function waitForHead(context: QueueContext, options: WaitOptions): Promise<Granted | null> {
   if (context.closing.aborted) throw context.closing.reason;
-  const deadline = deadlineSignal(options.waitMs, () => new LockTimeoutError(options.name, options.waitMs));
-  const stop = anySignal([options.signal, deadline.signal, context.closing]);
+  const startedAt = monotonicNow();
+  let stop: Stop | undefined;
+  const stopSignal = (): AbortSignal => {
+    stop ??= stopFor(context, options, startedAt);
+    return stop.signal;
+  };
+  const gaveUp = (): boolean =>
+    stop?.signal.aborted === true ||
+    options.signal?.aborted === true ||
+    context.closing.aborted ||
+    monotonicNow() - startedAt >= options.waitMs;
   try {
+    // A caller who gave up before asking joins nothing.
+    options.signal?.throwIfAborted();
     for (let round = 0; round < MAX_SESSION_ROUNDS; round++) {
       const pool = options.kind === 'campaign' ? context.campaignSessions : context.sessions;
-      const checkingOut = pool.checkOut(options.ttlMs, options.queue);
-      const { session, checkIn } = await untilAborted(checkingOut, stop.signal).catch((error: unknown) => {
-        // Given up before the session came: hand the reservation back once it does.
-        checkingOut.then(
-          (late) => late.checkIn(),
-          () => {},
-        );
-        throw error;
-      });
+      const { session, checkIn } =
+        pool.checkOutNow(options.ttlMs, options.queue) ??
+        (await checkOutWaiting(pool, options, stopSignal()));
       const key = waiterKey(options.queue, session.idHex);
       let ticket: Ticket | undefined;
-      const waiting = anySignal([stop.signal, session.signal]);
+      let waiting: { signal: AbortSignal; dispose: () => void } | undefined;
       try {
         const joined = await join(
           context.etcd,
@@ -94,7 +109,10 @@ export async function waitForHead(context: QueueContext, options: WaitOptions): 
             checkIn();
             return null;
           }
+          waiting ??= anySignal([stopSignal(), session.signal]);
           await awaitDeletion(context.etcd, position.predecessor, position.asOf, waiting.signal);
+          // Woken: read my position and, in the same Txn, that my key still exists (Jepsen's etcd
+          // 3.4.3 finding). Not needed when join() found me at the head: that Txn created my key.
           position = await locate(context.etcd, ticket);
         }
         // Granted, but a caller who gave up meanwhile must not be left holding: give it back.
@@ -107,10 +125,10 @@ export async function waitForHead(context: QueueContext, options: WaitOptions): 
         checkIn();
         // The key vanished (session expired, or someone deleted it): rejoin at the back, in time.
         const rejoin = session.signal.aborted || error instanceof SessionGoneError;
-        if (rejoin && !stop.signal.aborted) continue;
+        if (rejoin && !gaveUp()) continue;
         throw error;
       } finally {
-        waiting.dispose();
+        waiting?.dispose();
       }
     }
     throw toBackendError(
@@ -120,9 +138,38 @@ export async function waitForHead(context: QueueContext, options: WaitOptions): 
   } catch (error) {
     throw translate(error, options, context);
   } finally {
-    deadline.clear();
-    stop.dispose();
+    stop?.clear();
   }
+}
+
+/** The stop signal, its deadline counted from `startedAt` (when the caller asked), not from now. */
+function stopFor(context: QueueContext, options: WaitOptions, startedAt: number): Stop {
+  const left = options.waitMs - (monotonicNow() - startedAt);
+  const deadline = deadlineSignal(left, () => new LockTimeoutError(options.name, options.waitMs));
+  const any = anySignal([options.signal, deadline.signal, context.closing]);
+  return {
+    signal: any.signal,
+    clear: () => {
+      deadline.clear();
+      any.dispose();
+    },
+  };
+}
+
+/** Checks a session out of `pool`, waiting for a grant; a reservation that comes too late goes back. */
+async function checkOutWaiting(
+  pool: SessionPool,
+  options: WaitOptions,
+  stop: AbortSignal,
+): Promise<{ session: Session; checkIn: () => void }> {
+  const checkingOut = pool.checkOut(options.ttlMs, options.queue);
+  return await untilAborted(checkingOut, stop).catch((error: unknown) => {
+    checkingOut.then(
+      (late) => late.checkIn(),
+      () => {},
+    );
+    throw error;
+  });
 }
 
 function translate(error: unknown, options: WaitOptions, context: QueueContext): Error {
