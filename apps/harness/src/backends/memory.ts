@@ -49,6 +49,7 @@ export const memoryBackend: BackendFactory = {
       },
       partition: unsupported('partition'),
       cutClients: unsupported('cut-clients'),
+      toxic: unsupported('toxic'),
       latency: unsupported('latency'),
       clock: unsupported('clock'),
       async heal() {

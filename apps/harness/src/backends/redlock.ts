@@ -30,7 +30,12 @@ export const redlockBackend: BackendFactory = {
   },
   async connect({ endpoints, namespace, ttlMs }) {
     const locks = new RedlockClient({
-      nodes: endpoints.map((e) => `redis://${e}`),
+      nodes: endpoints.map((endpoint) => {
+        const [host, port] = endpoint.split(':') as [string, string];
+        // Back within 50 ms of a heal (ioredis's default backoff reaches 2 s): a node that is reachable
+        // again must count in the next quorum, or a scenario waits on reconnects instead of on Redlock.
+        return { host, port: Number(port), retryStrategy: (times: number) => Math.min(times * 10, 50) };
+      }),
       keyPrefix: `${namespace}:`,
       // Queue entries left on nodes a waiter can no longer reach (cut, clock-jumped) expire within a TTL.
       waiterTtlMs: Math.max(500, ttlMs),

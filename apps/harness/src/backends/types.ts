@@ -15,6 +15,12 @@ export interface FaultDriver {
   resume(node: string): Promise<void>;
   partition(spec: { isolate: string } | { halves: [string[], string[]] }): Promise<void>;
   cutClients(node: string): Promise<void>;
+  /**
+   * Every client connection to `node` is reset (TCP RST), and so is every new one, until heal: requests
+   * to it fail at once and are lost, never delivered late (a cut or a frozen server delivers them on heal).
+   * Through @fencekit/cluster's `reset_peer` toxic.
+   */
+  toxic(node: string, toxic: { type: 'reset_peer' }): Promise<void>;
   latency(node: string, spec: { ms: number; jitterMs: number }): Promise<void>;
   clock(node: string, spec: { offsetMs: number; rate?: number }): Promise<void>;
   heal(): Promise<void>;

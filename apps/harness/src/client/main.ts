@@ -13,6 +13,7 @@ import { workloads } from '../workloads/index.js';
 import type { ClientConfig, WorkloadContext } from '../workloads/types.js';
 import { sleep } from '../workloads/util.js';
 import { OpRecorder } from './recorder.js';
+import { WindowAcks } from './window-acks.js';
 
 const pipe = new EventPipe();
 const stopping = new AbortController();
@@ -21,10 +22,13 @@ const started = new Promise<void>((resolve) => {
   go = resolve;
 });
 
-process.on('message', (message: { kind: string; config?: ClientConfig }) => {
+const acks = new WindowAcks();
+
+process.on('message', (message: { kind: string; config?: ClientConfig; seq?: number }) => {
   if (message.kind === 'start' && message.config) void main(message.config);
   else if (message.kind === 'go') go();
   else if (message.kind === 'stop') stopping.abort();
+  else if (message.kind === 'continue' && message.seq !== undefined) acks.arrived(message.seq);
 });
 // The coordinator died: stop rather than run on as an orphan.
 process.on('disconnect', () => stopping.abort());
@@ -58,7 +62,10 @@ async function main(config: ClientConfig): Promise<void> {
     stopping: stopping.signal,
     random: seededRandom(config.seed * 1_000 + config.index),
     async window(f) {
-      process.send?.({ kind: 'window', process: recorder.process, f });
+      const seq = acks.next();
+      process.send?.({ kind: 'window', process: recorder.process, f, seq });
+      // Bounded: a lost acknowledgement costs at most an op timeout, never the run.
+      if (config.windowAck) await acks.wait(seq, config.opTimeoutMs, stopping.signal);
       await sleep(config.windowMs);
     },
   };

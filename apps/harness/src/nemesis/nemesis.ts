@@ -1,6 +1,7 @@
 import type { Deployment } from '../backends/types.js';
 import { nowNs } from '../history/clock.js';
 import { NEMESIS, type UnindexedEvent } from '../history/event.js';
+import type { GrantSeen } from '../run/grants.js';
 import { sleep } from '../workloads/util.js';
 import { type FaultName, type FaultTarget, startServerFault } from './faults.js';
 import { seededRandom } from './random.js';
@@ -11,16 +12,31 @@ export interface ClientHandle {
   readonly index: number;
   /** The process id its current ops are recorded under. */
   readonly process: number;
+  /**
+   * The grant the client holds now (its latest successful acquire). A scenario uses it to tell a grant
+   * taken under its faults from an older one.
+   */
+  readonly grant: GrantSeen | undefined;
   pause(): void;
   resume(): void;
+}
+
+export interface WindowWait {
+  accept?: (client: ClientHandle) => boolean;
+  pause?: boolean;
 }
 
 export interface NemesisContext {
   readonly deployment: Deployment;
   readonly ttlMs: number;
   readonly seed: number;
-  /** The next client to open its vulnerable window (between check and write), or undefined. */
-  nextWindow(timeoutMs: number, signal: AbortSignal): Promise<ClientHandle | undefined>;
+  /**
+   * The next client to open its vulnerable window (between check and write) that `accept` takes (any,
+   * without it), or undefined after `timeoutMs`. With `pause`, the client is stopped in the message
+   * handler itself, before anything else runs on this side; a client that waits for its window's
+   * acknowledgement (`windowAck`) is then provably stopped before its write.
+   */
+  nextWindow(timeoutMs: number, signal: AbortSignal, options?: WindowWait): Promise<ClientHandle | undefined>;
   record(event: UnindexedEvent): void;
   progress(message: string): void;
   /** Aborted on Ctrl-C or at the end of the fault phase. */
@@ -36,6 +52,8 @@ export interface FaultWindowSummary {
   target: FaultTarget;
   applied: boolean;
   error?: string;
+  /** What a scripted scenario observed (who was granted when), for the report. */
+  evidence?: Record<string, unknown>;
 }
 
 /** Records one nemesis op: invoke, then ok (or fail/info with the error), as Jepsen's nemesis does. */
@@ -75,9 +93,8 @@ export async function pauseClient(
 ): Promise<FaultWindowSummary> {
   let client: ClientHandle | undefined;
   const started = await nemesisOp(context, 'start', { fault: 'pause-client' }, async () => {
-    client = await context.nextWindow(waitMs, context.signal);
+    client = await context.nextWindow(waitMs, context.signal, { pause: true });
     if (!client) throw new Error('no client reached its window in time');
-    client.pause();
     return { client: client.index, process: client.process };
   });
   if (!started.ok) return { fault: 'pause-client', target: {}, applied: false, error: started.error };

@@ -1,5 +1,13 @@
+import { nowNs } from '../history/clock.js';
 import { sleep } from '../workloads/util.js';
-import { type FaultWindowSummary, type NemesisContext, nemesisOp, pauseClient, until } from './nemesis.js';
+import {
+  type ClientHandle,
+  type FaultWindowSummary,
+  type NemesisContext,
+  nemesisOp,
+  pauseClient,
+  until,
+} from './nemesis.js';
 
 /**
  * Kleppmann's two diagrams as scripts that reproduce them on purpose, not by luck.
@@ -9,12 +17,11 @@ import { type FaultWindowSummary, type NemesisContext, nemesisOp, pauseClient, u
  * with its old lease: a lost update unless the resource refuses its stale fence. Repeated every few
  * TTLs through the fault phase.
  *
- * `clock-jump` (Redlock on 5 nodes): n4 and n5 are frozen (unreachable) while a client takes the lock on n1–n3
- * (a majority); the moment the holder is inside its critical section, n3's clock jumps forward past
- * the TTL (its copy of the lock expires), and the freeze turns around: n1, n2 frozen, n4, n5 thawed.
- * A second client now gets n3, n4, n5 — also a majority — while the first still holds a young, valid
- * grant on n1, n2. The holder is kept in its section (SIGSTOP) for half a TTL, inside its validity, so
- * the second client wins its quorum while the first still holds: every repetition convicts.
+ * `clock-jump` (Redlock on 5 nodes), scripted step by step on observed events (see `clockJumpOnce`): a
+ * holder is granted n1–n3 while n4, n5 are unreachable, and is stopped between its check and its write;
+ * n3's clock jumps past the TTL and the network turns (n1, n2 unreachable, n4, n5 back); a second client
+ * is granted n3–n5 while the holder's grant is young; the holder resumes and writes. Every pass that
+ * gets its two grants convicts.
  */
 export const SCENARIOS = {
   'gc-pause': 'client paused past its TTL between check and write (single Redis diagram)',
@@ -22,6 +29,14 @@ export const SCENARIOS = {
 } as const;
 
 export type ScenarioName = keyof typeof SCENARIOS;
+
+/**
+ * The lock TTL a scenario runs with unless `--ttl` says otherwise. Between the holder's grant and the
+ * second one lie a SIGSTOP, the network turning, reconnects and a poll: a few hundred milliseconds on a
+ * loaded two-core machine, where Redlock's 1 s default left the holder's grant sometimes already expired
+ * by its own reckoning, which would make the conviction the pause's doing rather than the clock's.
+ */
+export const SCENARIO_TTL_MS: Partial<Record<ScenarioName, number>> = { 'clock-jump': 2_000 };
 export const SCENARIO_NAMES = Object.keys(SCENARIOS) as ScenarioName[];
 
 export async function runScenario(
@@ -48,61 +63,130 @@ async function gcPause(context: NemesisContext, recoveryAtMs: number): Promise<F
 }
 
 async function clockJump(context: NemesisContext, recoveryAtMs: number): Promise<FaultWindowSummary[]> {
-  const { faults, nodes } = context.deployment;
+  const { nodes } = context.deployment;
   if (nodes.length < 5) throw new Error(`the clock-jump scenario needs 5 Redlock nodes, got ${nodes.length}`);
-  const [a, b, c, d, e] = nodes as [string, string, string, string, string];
   const applied: FaultWindowSummary[] = [];
   let at = Math.min(context.ttlMs, recoveryAtMs / 4);
-  while (at + context.ttlMs * 2 < recoveryAtMs) {
+  // A pass takes about a TTL once its holder is granted; one that overruns is cut short by the fault
+  // phase's end (waits end on abort, the holder is resumed and everything healed).
+  while (at + context.ttlMs < recoveryAtMs) {
     if (!(await until(context, at))) break;
-    // 1. Only a, b, c answer clients: the next grant is on a majority that includes c. d and e are
-    // "unreachable" by being frozen (SIGSTOP): requests to them time out, but their connections stay up,
-    // so when they are thawed they answer at once (a network cut would leave clients reconnecting).
-    const cut = await nemesisOp(context, 'start', { fault: 'pause-server', nodes: [d, e] }, async () => {
-      await faults.pause(d);
-      await faults.pause(e);
-    });
-    if (!cut.ok) {
-      applied.push({ fault: 'clock-jump', target: {}, applied: false, error: cut.error });
-      break;
-    }
-    // 2. A holder is inside its critical section with a young grant. It is kept there for half a TTL
-    // (SIGSTOP), well inside its validity, standing in for work that simply takes a while: the second
-    // holder then wins its quorum during that time for sure, instead of only when it happens to beat
-    // a window of a few milliseconds. The grant is valid on the holder's own clock throughout, so
-    // the violation comes from the clock jump, not from an expired lease.
-    const holder = await context.nextWindow(context.ttlMs * 3, context.signal);
-    const holdMs = Math.round(context.ttlMs / 2);
-    holder?.pause();
-    try {
-      // 3. c's clock jumps past the TTL; the network turns: only c, d, e answer clients.
-      const jumped = await nemesisOp(
-        context,
-        'start',
-        { fault: 'clock-jump', node: c, holder: holder?.index, holderKeptMs: holdMs },
-        async () => {
-          await faults.clock(c, { offsetMs: context.ttlMs * 3 });
-          await faults.pause(a);
-          await faults.pause(b);
-          await faults.resume(d);
-          await faults.resume(e);
-        },
-      );
-      applied.push({
-        fault: 'clock-jump',
-        target: { node: c, ...(holder ? { client: holder.index } : {}) },
-        applied: jumped.ok && holder !== undefined,
-        ...(jumped.ok ? {} : { error: jumped.error }),
-      });
-      context.progress(`nemesis: clock jump on ${c} while client ${holder?.index ?? '?'} holds`);
-      await sleep(holdMs, context.signal);
-    } finally {
-      // Never leave a client frozen, even when the run is aborted.
-      holder?.resume();
-    }
-    await until(context, performance.now() - context.startedAt + context.ttlMs - holdMs);
-    await nemesisOp(context, 'stop', { fault: 'clock-jump', node: c }, () => faults.heal());
+    const once = await clockJumpOnce(context, nodes as [string, string, string, string, string]);
+    applied.push(once);
+    if (!once.applied && once.error?.startsWith('fault')) break;
     at = performance.now() - context.startedAt + context.ttlMs / 2;
   }
   return applied;
+}
+
+/**
+ * One pass of the diagram, each step waiting for what the previous one must have caused (a grant seen
+ * in the history, a client in its window), each wait bounded:
+ *
+ * 1. clients' connections to d and e are reset (and every new one): requests to them fail at once and
+ *    are lost. (Freezing d and e instead, as this script once did, only delays the requests: on thaw
+ *    d and e granted them to the holder too, and the second client found them taken.)
+ * 2. the first client to reach its window with a grant asked for half a TTL after step 1 is the holder:
+ *    granted on a, b, c only. It is stopped (SIGSTOP) there, between its check and its write.
+ * 3. the network turns (d, e back; a, b reset) and c's clock jumps 3 TTLs ahead, so c forgets the lock.
+ * 4. another client, granted after the turn (on c, d, e), reaches its window: it has read the stock.
+ * 5. the holder resumes and writes what it read: two holders, one of the two purchases lost.
+ */
+async function clockJumpOnce(
+  context: NemesisContext,
+  [a, b, c, d, e]: [string, string, string, string, string],
+): Promise<FaultWindowSummary> {
+  const { faults } = context.deployment;
+  // Long enough for stale grants to expire, a client to finish its section, reconnect and poll its way
+  // to a grant.
+  const stepMs = Math.max(3_000, context.ttlMs * 4);
+  const cut = await nemesisOp(context, 'start', { fault: 'reset-clients', nodes: [d, e] }, async () => {
+    await faults.toxic(d, { type: 'reset_peer' });
+    await faults.toxic(e, { type: 'reset_peer' });
+  });
+  if (!cut.ok) return { fault: 'clock-jump', target: {}, applied: false, error: `fault: ${cut.error}` };
+  // A grant d and e took before the cut stays there until its TTL runs out (its release cannot reach
+  // them), and would keep the second client from its quorum. So the holder is a client that asked for
+  // its grant half a TTL after the cut: every key on d and e is gone half a TTL into its grant, and
+  // the second client still has half a TTL of the holder's validity to be granted in.
+  const holderAfter = nowNs() + (context.ttlMs / 2) * 1e6;
+  // Stopped at once, before its window's acknowledgement: it cannot write until resumed.
+  const holder = await windowOf(
+    context,
+    (client) => (client.grant?.askedAt ?? 0) > holderAfter,
+    stepMs,
+    true,
+  );
+  let evidence: Record<string, unknown> = {};
+  let error: string | undefined;
+  try {
+    if (!holder) {
+      error = `no client was granted ${a}, ${b}, ${c} within ${stepMs} ms`;
+      return { fault: 'clock-jump', target: { node: c }, applied: false, error };
+    }
+    const offsetMs = context.ttlMs * 3;
+    const turned = await nemesisOp(
+      context,
+      'start',
+      { fault: 'clock-jump', node: c, offsetMs, holder: holder.index, unreachable: [a, b] },
+      async () => {
+        await faults.heal();
+        await faults.toxic(a, { type: 'reset_peer' });
+        await faults.toxic(b, { type: 'reset_peer' });
+        await faults.clock(c, { offsetMs });
+      },
+    );
+    if (!turned.ok) {
+      error = `fault: ${turned.error}`;
+      return { fault: 'clock-jump', target: { node: c, client: holder.index }, applied: false, error };
+    }
+    const turnAt = nowNs();
+    const second = await windowOf(
+      context,
+      (client) => client.index !== holder.index && (client.grant?.askedAt ?? 0) > turnAt,
+      stepMs,
+      false,
+    );
+    if (!second) {
+      error = `no other client was granted ${c}, ${d}, ${e} within ${stepMs} ms`;
+      return { fault: 'clock-jump', target: { node: c, client: holder.index }, applied: false, error };
+    }
+    // Both grants are on one clock (the host's monotonic one). The holder's grant was still valid, by
+    // its own reckoning, when the second client knew it held the lock too: the clock jump did it.
+    const first = holder.grant!;
+    const other = second.grant!;
+    const gapMs = Math.round((other.grantedAt - first.grantedAt) / 1e6);
+    const holderValidLeftMs =
+      first.validUntil === undefined ? null : Math.round((first.validUntil - other.grantedAt) / 1e6);
+    evidence = {
+      second: second.index,
+      secondGrantAfterMs: gapMs,
+      holderValidLeftMs,
+      holderGrantValid: holderValidLeftMs !== null && holderValidLeftMs > 0,
+    };
+    context.progress(
+      `nemesis: clock jump on ${c}: client ${second.index} granted ${gapMs} ms after holder ${holder.index} (holder valid ${holderValidLeftMs} ms more)`,
+    );
+    return { fault: 'clock-jump', target: { node: c, client: holder.index }, applied: true, evidence };
+  } finally {
+    // Never leave a client frozen, even when the run is aborted. The holder now writes what it read.
+    holder?.resume();
+    if (holder) await sleep(Math.min(context.ttlMs / 2, 250));
+    await nemesisOp(
+      context,
+      'stop',
+      { fault: 'clock-jump', node: c, ...evidence, ...(error ? { error } : {}) },
+      () => faults.heal(),
+    );
+  }
+}
+
+/** The next client to open its window that `accept` takes, stopped there at once; undefined after `timeoutMs`. */
+function windowOf(
+  context: NemesisContext,
+  accept: (client: ClientHandle) => boolean,
+  timeoutMs: number,
+  pause: boolean,
+): Promise<ClientHandle | undefined> {
+  return context.nextWindow(timeoutMs, context.signal, { accept, pause });
 }

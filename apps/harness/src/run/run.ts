@@ -13,12 +13,13 @@ import {
   type NemesisContext,
   runSchedule,
 } from '../nemesis/nemesis.js';
-import { runScenario } from '../nemesis/scenarios.js';
+import { runScenario, SCENARIO_TTL_MS } from '../nemesis/scenarios.js';
 import { faultSchedule } from '../nemesis/schedule.js';
 import type { ClientConfig } from '../workloads/types.js';
 import { sleep } from '../workloads/util.js';
 import { exited, forkReady } from './child.js';
 import { validateRun } from './compatibility.js';
+import { GrantTracker } from './grants.js';
 import type { ParsedRunOptions } from './options.js';
 import { type RunMeta, writeRun } from './output.js';
 import { resolveProvider } from './provider.js';
@@ -45,7 +46,8 @@ export interface RunSummary {
  */
 export async function runOnce(options: ParsedRunOptions, hooks: RunHooks = {}): Promise<RunSummary> {
   const factory = await loadBackend(options.backend);
-  const ttlMs = options.ttl ?? factory.defaultTtlMs;
+  const ttlMs =
+    options.ttl ?? (options.scenario ? SCENARIO_TTL_MS[options.scenario] : undefined) ?? factory.defaultTtlMs;
   validateRun(options, factory);
   // Fencing means the resource checks fences: only where the workload writes under a lock with fences.
   const fencing =
@@ -91,7 +93,11 @@ export async function runOnce(options: ParsedRunOptions, hooks: RunHooks = {}): 
     );
     children.push(resource);
     const namespace = `fencekit-${id}`;
-    const windowWaiters: ((client: ClientHandle) => void)[] = [];
+    // Each waiter says whether it took the client; a client nobody takes goes on to the next waiter.
+    const windowWaiters: ((client: ClientHandle) => boolean)[] = [];
+    // Scripted scenarios stop a client inside its window for sure: the client waits for this side's
+    // acknowledgement, sent only once the nemesis has had its say (a SIGSTOP comes before it).
+    const windowAck = options.scenario === 'clock-jump';
     const handles: ClientHandle[] = [];
     const clients = await Promise.all(
       Array.from({ length: options.clients }, async (_, index) => {
@@ -105,22 +111,28 @@ export async function runOnce(options: ParsedRunOptions, hooks: RunHooks = {}): 
           workload: options.workload,
           fencing,
           ttlMs,
-          // Kleppmann's clock diagram needs the holder busy for most of its (still valid) grant.
-          windowMs: options.scenario === 'clock-jump' ? Math.round(ttlMs * 0.8) : options.window,
+          windowMs: options.window,
           opTimeoutMs: Math.max(2_000, ttlMs * 4),
           acquire: options.scenario === 'clock-jump' ? 'poll' : 'wait',
+          windowAck,
           tickMs: options.tick,
           seed: options.seed,
         };
         const source = `client ${index}`;
         collector.source(source);
         let current = index;
-        const child = await forkReady('client/main.js', [], { kind: 'start', config }, 60_000, (message) => {
+        const grants = new GrantTracker();
+        let child: ChildProcess | undefined;
+        child = await forkReady('client/main.js', [], { kind: 'start', config }, 60_000, (message) => {
           if (message.kind === 'window') {
             current = message.process as number;
-            const waiter = windowWaiters.shift();
-            if (waiter) waiter(handles[index]!);
-          } else receive(collector, source, message);
+            const handle = handles[index]!;
+            for (const waiter of [...windowWaiters]) if (waiter(handle)) break;
+            if (windowAck && child?.connected) child.send({ kind: 'continue', seq: message.seq });
+          } else {
+            if (message.kind === 'events') grants.see(message.events as UnindexedEvent[]);
+            receive(collector, source, message);
+          }
         });
         children.push(child);
         handles[index] = {
@@ -128,8 +140,11 @@ export async function runOnce(options: ParsedRunOptions, hooks: RunHooks = {}): 
           get process() {
             return current;
           },
-          pause: () => child.kill('SIGSTOP'),
-          resume: () => child.kill('SIGCONT'),
+          get grant() {
+            return grants.last;
+          },
+          pause: () => child?.kill('SIGSTOP'),
+          resume: () => child?.kill('SIGCONT'),
         };
         return child;
       }),
@@ -154,7 +169,7 @@ export async function runOnce(options: ParsedRunOptions, hooks: RunHooks = {}): 
       record: (event: UnindexedEvent) => collector.addLocal(event),
       progress: say,
       applied: 0,
-      nextWindow: (timeoutMs, signal) =>
+      nextWindow: (timeoutMs, signal, wait = {}) =>
         new Promise((resolveWindow) => {
           const done = (client: ClientHandle | undefined) => {
             clearTimeout(timer);
@@ -163,7 +178,12 @@ export async function runOnce(options: ParsedRunOptions, hooks: RunHooks = {}): 
             if (at >= 0) windowWaiters.splice(at, 1);
             resolveWindow(client);
           };
-          const waiter = (client: ClientHandle) => done(client);
+          const waiter = (client: ClientHandle) => {
+            if (wait.accept && !wait.accept(client)) return false;
+            if (wait.pause) client.pause();
+            done(client);
+            return true;
+          };
           const cancel = () => done(undefined);
           const timer = setTimeout(cancel, timeoutMs);
           signal.addEventListener('abort', cancel, { once: true });

@@ -1,8 +1,7 @@
-import { type Fence, isFencekitError, type Lease } from '@fencekit/core';
+import { isFencekitError } from '@fencekit/core';
 import { fail, ok } from '../client/recorder.js';
-import { takeLock } from './acquire.js';
+import { lockedSections } from './acquire.js';
 import type { Workload } from './types.js';
-import { fenceOf, sleep } from './util.js';
 
 /**
  * The seed's first scenario: acquire → read stock → (window) → write stock − 1 with the fence →
@@ -12,21 +11,9 @@ import { fenceOf, sleep } from './util.js';
  * that its lease is still valid before the window, as a careful client would; the window is the gap
  * that check cannot close.
  */
-export const inventory: Workload = async (ctx) => {
-  const { config, locks, resource, recorder, stopping } = ctx;
-  const key = `${config.namespace}:stock`;
-  while (!stopping.aborted) {
-    let lease: Lease<Fence | undefined> | undefined;
-    const acquired = await recorder.op('acquire', { resource: 'stock' }, async () => {
-      lease = await takeLock(locks, key, config, stopping, ctx.random);
-      return ok({ fence: fenceOf(lease) ?? null });
-    });
-    if (acquired.type !== 'ok' || !lease) {
-      await sleep(ctx.random() * 20, stopping);
-      continue;
-    }
-    const held = lease;
-    const fence = fenceOf(held);
+export const inventory: Workload = (ctx) =>
+  lockedSections(ctx, 'stock', async (held, fence) => {
+    const { config, resource, recorder } = ctx;
     let soldOut = false;
     await recorder.op('buy', { fence: fence ?? null }, async () => {
       const { stock } = await resource.read(recorder.process, fence);
@@ -49,10 +36,5 @@ export const inventory: Workload = async (ctx) => {
       const { accepted } = await resource.write(recorder.process, stock - 1, fence);
       return accepted ? ok({ stock: stock - 1 }) : fail({ reason: 'stale fence refused', stock: stock - 1 });
     });
-    await recorder.op('release', { fence: fence ?? null }, async () => {
-      await held.release();
-      return ok();
-    });
-    if (soldOut) return;
-  }
-};
+    return soldOut ? 'done' : 'more';
+  });

@@ -23,6 +23,8 @@ export interface ClientConfig {
   opTimeoutMs: number;
   /** Blocking acquire, or polling with tryAcquire (see acquire.ts). */
   acquire: 'wait' | 'poll';
+  /** At each window, wait for the coordinator's go-ahead (see run.ts) before the window's sleep. */
+  windowAck: boolean;
   /** Cron tick length. */
   tickMs: number;
   seed: number;
