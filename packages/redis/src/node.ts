@@ -28,6 +28,11 @@ export interface AttemptRequest {
   readonly fenced: boolean;
   /** Let a release grant the lock to this waiter directly (fenced), instead of only waking it. */
   readonly handoff: boolean;
+  /**
+   * How long the head of the queue keeps precedence once the lock is free without it taking the
+   * lock; after that any queued waiter may be granted. 0 (default): for as long as the head lives.
+   */
+  readonly headGraceMs?: number;
 }
 
 type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
@@ -71,18 +76,26 @@ export class LockNode {
       request.channel,
       request.fenced ? '1' : '0',
       request.handoff ? '1' : '0',
+      request.headGraceMs ?? 0,
     )) as [number, (string | number | null)?, number?];
     if (reply[0] === 1) return { granted: true, fence: (reply[1] as string | null | undefined) ?? null };
     return { granted: false, retryMs: Number(reply[1] ?? 0), ticket: Number(reply[2] ?? 0) };
   }
 
-  async release(keys: ResourceKeys, owner: string, requeue?: Requeue): Promise<ReleaseReply> {
+  /** `headGraceMs` as in `AttemptRequest`: the release also wakes the next waiter once the head's turn lapsed. */
+  async release(
+    keys: ResourceKeys,
+    owner: string,
+    requeue?: Requeue,
+    headGraceMs = 0,
+  ): Promise<ReleaseReply> {
     const reply = await this.#commands.fencekitRelease(
       ...keyList(keys),
       owner,
       requeue === undefined ? '' : requeue.ticket,
       requeue?.waiterTtlMs ?? 0,
       requeue?.channel ?? '',
+      headGraceMs,
     );
     return Number(reply) as ReleaseReply;
   }

@@ -36,6 +36,22 @@ local function live_head(now)
   return redis.call('ZRANGE', queue, 0, 0)[1], nil, now + 1, 0
 end
 
+-- When the lock is free, the head waiter has precedence, but only for a grace period (when the
+-- caller passes one): a live head that cannot take the lock (in Redlock: it cannot reach a quorum
+-- of nodes) must not keep the node from every other waiter. The clock starts when the lock is
+-- first seen free with this head waiting, and is not restarted by the head's own partial grants
+-- given back. Stored in the waiters hash under a field no owner token can equal.
+-- Returns the server time at which the head's turn began.
+local function turn_since(head, now)
+  local turn = redis.call('HGET', waiters, ':turn')
+  if turn then
+    local sep = string.find(turn, '|', 1, true)
+    if string.sub(turn, 1, sep - 1) == head then return tonumber(string.sub(turn, sep + 1)) end
+  end
+  redis.call('HSET', waiters, ':turn', head .. '|' .. now)
+  return now
+end
+
 -- The queue's keys live while someone waits and vanish once everyone has left.
 local function keep_queue(ms)
   for _, key in ipairs({queue, waiters, tickets}) do
@@ -46,15 +62,20 @@ end
 
 /**
  * ARGV: owner, ttlMs, mode ('try' | 'wait'), ticket, waiterTtlMs, wake channel, fenced ('1' | '0'),
- * handoff ('1': a release may grant to this waiter directly, fenced; '0': only wake it).
+ * handoff ('1': a release may grant to this waiter directly, fenced; '0': only wake it), head grace
+ * ms ('0': the head of the queue keeps precedence for as long as it lives).
  *
  * Grants when the lock is free and nobody waits ahead of `owner`: `SET lock owner NX PX ttl` and,
- * only then, `INCR fence` (when fenced). In 'wait' mode the caller is (re)queued first, with
- * `ticket` = 'auto' (this node numbers the arrival), a number (a ticket agreed across nodes), or ''
- * (only report this node's next ticket number, without queueing: phase one of a quorum wait).
+ * only then, `INCR fence` (when fenced). With a head grace, a queued waiter is also granted when the
+ * lock has been free for that long without the live head taking it (see `turn_since`).
+ *
+ * In 'wait' mode the caller is (re)queued first, with `ticket` = 'auto' (this node numbers the
+ * arrival), a number (a ticket agreed across nodes), or '' (only report this node's next ticket
+ * number, without queueing: phase one of a quorum wait).
  *
  * Returns {1, fence} on a grant, else {0, retryMs, ticket}: retryMs is when the caller should look
- * again without a wake-up (the lock's PTTL, or when the waiter ahead of it expires).
+ * again without a wake-up (the lock's PTTL, when the waiter ahead of it expires, or when its turn
+ * lapses).
  */
 export const acquireScript = `${prelude}
 local owner, ttl, mode, ticket = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
@@ -110,12 +131,22 @@ if holder then
   retry = redis.call('PTTL', lock)
 else
   local head, _, head_deadline = live_head(now)
-  if head == nil or head == owner then
+  local grace = tonumber(ARGV[9]) or 0
+  local lapsed = false
+  retry = head_deadline - now
+  if head ~= nil and head ~= owner and grace > 0 then
+    local turn_ends = turn_since(head, now) + grace
+    if turn_ends <= now then
+      -- Only a waiter in the queue (just refreshed above) may pass a head whose turn lapsed.
+      lapsed = mode == 'wait' and ticket ~= ''
+    elseif turn_ends - now < retry then
+      retry = turn_ends - now
+    end
+  end
+  if head == nil or head == owner or lapsed then
     local result = grant()
     if result then return result end
     retry = 1
-  else
-    retry = head_deadline - now
   end
 end
 
@@ -128,13 +159,14 @@ return {0, retry, tonumber(ticket) or 0}
 `;
 
 /**
- * ARGV: owner, requeue ticket ('' = leave the queue), waiterTtlMs, wake channel.
+ * ARGV: owner, requeue ticket ('' = leave the queue), waiterTtlMs, wake channel, head grace ms.
  *
  * Compare-owner-and-delete. With a requeue ticket the caller goes back to its place in the queue
  * (a quorum attempt that failed gives back its partial grants but keeps waiting). Whenever the lock
  * is free afterwards, the head waiter gets it: when it asked for handoff, the lock is granted to it
  * here (SET + INCR fence) and "owner|fence" is PUBLISHed on its client's channel; otherwise "owner"
- * is published, and the waiter comes to take it.
+ * is published, and the waiter comes to take it. When the head's turn has lapsed (head grace), the
+ * next waiter is woken as well, since it may now be granted.
  *
  * Returns 1 released, 0 the lock was already gone, -1 another owner holds it (left untouched).
  */
@@ -156,6 +188,11 @@ if requeue == '' then
   redis.call('HDEL', waiters, owner)
 else
   local waiter_ttl = tonumber(ARGV[3])
+  -- As when queueing with an agreed ticket: later arrivals on this node must draw a higher one, or
+  -- a waiter that came after us could tie with our ticket and pass us.
+  if tonumber(redis.call('GET', tickets) or '0') < tonumber(requeue) then
+    redis.call('SET', tickets, requeue)
+  end
   redis.call('ZADD', queue, requeue, owner)
   redis.call('HSET', waiters, owner, (now + waiter_ttl) .. '|0|' .. ARGV[4])
   keep_queue(2 * waiter_ttl)
@@ -170,6 +207,15 @@ if result ~= -1 then
       redis.call('PUBLISH', channel, head .. '|' .. redis.call('GET', fence))
     else
       redis.call('PUBLISH', channel, head)
+      local grace = tonumber(ARGV[5]) or 0
+      if grace > 0 and turn_since(head, now) + grace <= now then
+        local next_waiter = redis.call('ZRANGE', queue, 1, 1)[1]
+        local entry = next_waiter and redis.call('HGET', waiters, next_waiter)
+        if entry then
+          local sep = string.find(entry, '|', string.find(entry, '|', 1, true) + 1, true)
+          redis.call('PUBLISH', string.sub(entry, sep + 1), next_waiter)
+        end
+      end
     end
   end
 end

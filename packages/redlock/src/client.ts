@@ -26,6 +26,7 @@ import {
   type RedisConnection,
   type ResourceKeys,
   resourceKeys,
+  settleWithin,
   Waiter,
   WakeSubscriber,
   waitForGrant,
@@ -34,7 +35,7 @@ import {
 import { trackConnectionErrors } from './fan-out.js';
 import { Quorum } from './quorum.js';
 import { QuorumWake } from './quorum-wake.js';
-import { driftFor, fullJitter } from './timing.js';
+import { defaultNodeTimeout, driftFor, fullJitter } from './timing.js';
 
 export interface RedlockClientOptions {
   /** The independent masters: ioredis instances (left open by `close()`), options or URLs. */
@@ -51,6 +52,13 @@ export interface RedlockClientOptions {
   retryMaxMs?: number;
   /** How long a waiter's queue entry lives without a heartbeat; default 3 000 ms. */
   waiterTtlMs?: number;
+  /**
+   * Fairness with a bound: on each node the first waiter in line has precedence when the lock is
+   * free, but only for this long; after that any waiting client may be granted there. A live waiter
+   * that cannot win a quorum (cut off from the majority of nodes) thus cannot keep the lock from a
+   * waiter that can. Default: 3 per-node timeouts.
+   */
+  headGraceMs?: number;
 }
 
 type Grant = { sentAt: number };
@@ -103,6 +111,7 @@ export class RedlockClient implements LockClient<undefined> {
     assertPositiveMs('retryMaxMs', this.#retryMaxMs);
     this.#waiterTtlMs = options.waiterTtlMs ?? 3_000;
     assertPositiveMs('waiterTtlMs', this.#waiterTtlMs);
+    if (options.headGraceMs !== undefined) assertPositiveMs('headGraceMs', options.headGraceMs);
     // A down node must fail its part at once, not queue commands until it returns.
     this.#connections = options.nodes.map((node) =>
       // Every request already has its own per-node timeout (fanOut), so no per-command timer.
@@ -116,6 +125,7 @@ export class RedlockClient implements LockClient<undefined> {
       waiterTtlMs: this.#waiterTtlMs,
       drift: this.#drift,
       nodeTimeoutMs: options.nodeTimeoutMs,
+      headGraceMs: options.headGraceMs,
     });
     this.quorum = this.#quorum.size;
     this.#subscribers = this.#connections.map(
@@ -196,8 +206,15 @@ export class RedlockClient implements LockClient<undefined> {
     let ticket = first.ticket > 0 ? String(first.ticket) : '';
     let failures = 0;
     // Wake-ups from any node will do: nodes that cannot subscribe leave their waiters to the timer.
+    // Bounded like any request to a node: a node cut off from us (its SUBSCRIBE hanging) must not
+    // keep the waiter from queueing on the nodes it does reach.
     const subscribing = this.#subscribers.map((s) => s.ready()).filter((p) => p !== undefined);
-    if (subscribing.length > 0) await Promise.all(subscribing.map((p) => p.catch(() => undefined)));
+    if (subscribing.length > 0) {
+      await settleWithin(
+        Promise.all(subscribing.map((p) => p.catch(() => undefined))),
+        this.#quorum.settings.nodeTimeoutMs ?? defaultNodeTimeout(ttlMs),
+      );
+    }
     const waiter = new Waiter();
     const wake = new QuorumWake(waiter, this.quorum, WAKE_GRACE_MS);
     for (const [i, s] of this.#subscribers.entries()) s.on(owner, wake.from(i));
@@ -258,7 +275,7 @@ export class RedlockClient implements LockClient<undefined> {
       driftMs: this.#drift,
       operations: {
         extend: (extendTtlMs) => this.#quorum.extend(keys, resource, owner, extendTtlMs),
-        release: () => this.#quorum.release(keys, resource, owner),
+        release: () => this.#quorum.release(keys, resource, owner, ttlMs),
       },
       onEnd: () => this.#lifecycle.forget(lease),
       lazyExpiry: true,

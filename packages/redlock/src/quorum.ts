@@ -11,6 +11,8 @@ export interface QuorumSettings {
   readonly drift: (ttlMs: number) => number;
   /** Per-node timeout; undefined = a twentieth of the TTL (see `defaultNodeTimeout`). */
   readonly nodeTimeoutMs: number | undefined;
+  /** How long a node's head waiter keeps precedence over a free lock; undefined = 3 per-node timeouts. */
+  readonly headGraceMs: number | undefined;
 }
 
 export type RoundResult =
@@ -72,6 +74,9 @@ export class Quorum {
           fenced: false,
           // A release only wakes waiters here: a grant needs a quorum, which only the waiter can count.
           handoff: false,
+          // A head that cannot reach a quorum (partition) must not block a node it does reach for
+          // the waiters that could: its precedence there lapses after this long.
+          headGraceMs: this.#headGrace(timeoutMs),
         }),
       // A quorum of grants decides; the slowest nodes' answers cannot change it.
       { count: this.size, agreed: (reply) => reply.granted },
@@ -86,7 +91,10 @@ export class Quorum {
 
     const answered = countWhere(results, () => true);
     const queued = mode === 'wait' && ticket !== '' ? Number(ticket) : undefined;
-    if (granted > 0 || answered < results.length) await this.giveBack(keys, owner, queued);
+    // Our next request to each node follows this one on the same connection, so it is applied after
+    // the give-back; waiting longer than a per-node timeout (for nodes that do not answer) buys
+    // nothing and would stall a waiter cut off from some nodes on every round.
+    if (granted > 0 || answered < results.length) await this.giveBack(keys, owner, queued, timeoutMs);
     const tickets = results.map((r) => (r.answered && !r.value.granted ? r.value.ticket : 0));
     const retries = results
       .map((r) => (r.answered && !r.value.granted ? r.value.retryMs : Number.POSITIVE_INFINITY))
@@ -108,9 +116,16 @@ export class Quorum {
     };
   }
 
-  /** Gives a (partial) grant back on every node; with `requeue` the waiter keeps its place. */
-  async giveBack(keys: ResourceKeys, owner: string, requeue: number | undefined): Promise<void> {
-    const timeoutMs = CANCEL_TIMEOUT_MS;
+  /**
+   * Gives a (partial) grant back on every node; with `requeue` the waiter keeps its place. Waits at
+   * most `timeoutMs` for the answers; the requests complete on their own after that.
+   */
+  async giveBack(
+    keys: ResourceKeys,
+    owner: string,
+    requeue: number | undefined,
+    timeoutMs = CANCEL_TIMEOUT_MS,
+  ): Promise<void> {
     await fanOut(this.settings.nodes, timeoutMs, (node) =>
       node.release(
         keys,
@@ -118,8 +133,13 @@ export class Quorum {
         requeue === undefined
           ? undefined
           : { ticket: requeue, waiterTtlMs: this.settings.waiterTtlMs, channel: this.settings.channel },
+        this.#headGrace(timeoutMs),
       ),
     );
+  }
+
+  #headGrace(nodeTimeoutMs: number): number {
+    return this.settings.headGraceMs ?? 3 * nodeTimeoutMs;
   }
 
   async #leaveQueues(
@@ -152,9 +172,10 @@ export class Quorum {
    * Releases on every node, waiting for all of them: returning at a quorum would let this client's
    * next acquire race its own release on the slowest nodes and lose the round.
    */
-  async release(keys: ResourceKeys, resource: string, owner: string): Promise<void> {
+  async release(keys: ResourceKeys, resource: string, owner: string, ttlMs: number): Promise<void> {
+    const headGraceMs = this.#headGrace(this.settings.nodeTimeoutMs ?? defaultNodeTimeout(ttlMs));
     const results = await fanOut(this.settings.nodes, RELEASE_TIMEOUT_MS, (node) =>
-      node.release(keys, owner),
+      node.release(keys, owner, undefined, headGraceMs),
     );
     const takenOver = countWhere(results, (reply) => reply === -1);
     if (takenOver >= this.size) throw new NotLockHolderError(resource, owner);

@@ -1,0 +1,80 @@
+import { randomUUID } from 'node:crypto';
+import { type Cluster, type ClusterNode, startCluster } from '@fencekit/cluster';
+import { type ManagedLease, monotonicNow } from '@fencekit/core';
+import { RedlockClient, type RedlockClientOptions } from '@fencekit/redlock';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { untilQueued } from '../../redis/test/support/queue.js';
+
+// Its own five nodes behind fault proxies: this file cuts clients off and skews clocks.
+let cluster: Cluster;
+beforeAll(async () => {
+  cluster = await startCluster({ topology: 'redis-independent', nodes: 5, proxy: true });
+});
+afterAll(async () => {
+  await cluster?.close();
+});
+
+/**
+ * A client that reaches `reachable` directly and every other node through its proxy, so cutting the
+ * proxies (`faults.cutClients`) leaves it with exactly the nodes in `reachable`.
+ */
+function clientReaching(reachable: readonly ClusterNode[], options: Partial<RedlockClientOptions> = {}) {
+  const nodes = cluster.nodes.map((n) =>
+    reachable.includes(n) ? `redis://${n.directEndpoint}` : `redis://${n.endpoint}`,
+  );
+  return new RedlockClient({ nodes, nodeTimeoutMs: 100, ...options });
+}
+
+describe('RedlockClient under a partition', () => {
+  it('grants the waiter that reaches a free quorum, even behind a live head that cannot win', async () => {
+    const [n1, n2, n3, n4, n5] = cluster.nodes as [
+      ClusterNode,
+      ClusterNode,
+      ClusterNode,
+      ClusterNode,
+      ClusterNode,
+    ];
+    const r = `partition-${randomUUID()}`;
+    const holder = clientReaching(cluster.nodes);
+    const w1 = clientReaching([n1, n2, n3]);
+    const w2 = clientReaching([n3, n4, n5]);
+    const leases: ManagedLease<undefined>[] = [];
+    let w1Waiting: Promise<unknown> | undefined;
+    try {
+      // Every connection is up before the cut, so the cut behaves as a network partition (requests
+      // hang) rather than as refused connections.
+      for (const c of [holder, w1, w2])
+        await (await c.acquire(`warm-${randomUUID()}`, { ttlMs: 1_000 })).release();
+
+      leases.push(await holder.acquire(r, { ttlMs: 30_000 }));
+      // The holder's copies on n3–n5 expire early (their clocks jump past the TTL): it keeps n1, n2.
+      for (const n of [n3, n4, n5]) await cluster.faults.clock(n.id, { offsetMs: 60_000 });
+      for (const n of cluster.nodes) await cluster.faults.cutClients(n.id);
+
+      // W1 reaches n1–n3: n1, n2 are held, so it can never win, but it stays alive and queues first;
+      // on n3 (free) it is the head of the queue.
+      const controller = new AbortController();
+      w1Waiting = w1
+        .acquire(r, { ttlMs: 5_000, waitMs: 30_000, signal: controller.signal })
+        .then((lease) => leases.push(lease))
+        .catch((error: unknown) => error);
+      await untilQueued(n3.directEndpoint, r, 1);
+
+      // W2 reaches n3–n5, all free: a quorum it must be granted, although W1 is ahead of it on n3.
+      const startedAt = monotonicNow();
+      const lease = await w2.acquire(r, { ttlMs: 5_000, waitMs: 10_000 });
+      const waitedMs = monotonicNow() - startedAt;
+      leases.push(lease);
+      expect(lease.held).toBe(true);
+      // Bounded: a few rounds and the head's grace, nowhere near the 10 s wait.
+      expect(waitedMs).toBeLessThan(3_000);
+
+      controller.abort();
+      expect(await w1Waiting).toBeInstanceOf(Error);
+    } finally {
+      await cluster.faults.heal();
+      await Promise.all(leases.map((l) => l.release().catch(() => undefined)));
+      await Promise.all([holder, w1, w2].map((c) => c.close()));
+    }
+  });
+});
