@@ -1,33 +1,16 @@
 import { RedlockClient } from '@fencekit/redlock';
-import type { BackendFactory } from './types.js';
-
-/** Server start-up code, loaded only by the coordinator: client processes never touch it. */
-const servers = () => import('./cluster-deployment.js');
+import { ALL_FAULTS, clusterBackend } from './cluster-backend.js';
 
 /** Redlock over five independent Redis masters. No safe fence, so fencing does not apply. */
-export const redlockBackend: BackendFactory = {
+export const redlockBackend = clusterBackend({
   name: 'redlock',
   description: 'Redlock on 5 independent Redis masters (@fencekit/redlock)',
+  topology: 'redis-independent',
+  nodes: 5,
   safeFences: false,
-  faults: [
-    'pause-client',
-    'pause-server',
-    'kill',
-    'partition',
-    'isolate',
-    'cut-clients',
-    'latency',
-    'clock-jump',
-    'clock-drift',
-  ],
+  faults: ALL_FAULTS,
   defaultTtlMs: 1_000,
   nativeElection: false,
-  async preflight(provider) {
-    await (await servers()).preflightCluster('redis-independent', provider);
-  },
-  async deploy({ provider, signal }) {
-    return (await servers()).deployCluster('redlock', 'redis-independent', 5, provider, signal);
-  },
   async connect({ endpoints, namespace, ttlMs }) {
     const locks = new RedlockClient({
       nodes: endpoints.map((endpoint) => {
@@ -45,4 +28,4 @@ export const redlockBackend: BackendFactory = {
     });
     return { locks, close: () => locks.close() };
   },
-};
+});

@@ -1,37 +1,20 @@
 import { ZkElectionClient, type ZkLease, ZkLockClient } from '@fencekit/zk';
-import type { BackendFactory } from './types.js';
-
-/** Server start-up code, loaded only by the coordinator: client processes never touch it. */
-const servers = () => import('./cluster-deployment.js');
+import { ALL_FAULTS, clusterBackend } from './cluster-backend.js';
 
 /**
  * ZooKeeper on a 3-node ensemble: ephemeral-sequential lock and election, fence = the lock node's
  * czxid. One session per client process serves both; its timeout is the run's TTL (the ensemble runs
  * with tickTime 500 ms, so the floor is 1 s).
  */
-export const zkBackend: BackendFactory = {
+export const zkBackend = clusterBackend({
   name: 'zk',
   description: 'ZooKeeper 3-node ensemble (@fencekit/zk)',
+  topology: 'zookeeper',
+  nodes: 3,
   safeFences: true,
-  faults: [
-    'pause-client',
-    'pause-server',
-    'kill',
-    'partition',
-    'isolate',
-    'cut-clients',
-    'latency',
-    'clock-jump',
-    'clock-drift',
-  ],
+  faults: ALL_FAULTS,
   defaultTtlMs: 1_000,
   nativeElection: true,
-  async preflight(provider) {
-    await (await servers()).preflightCluster('zookeeper', provider);
-  },
-  async deploy({ provider, signal }) {
-    return (await servers()).deployCluster('zk', 'zookeeper', 3, provider, signal);
-  },
   async connect({ endpoints, namespace, ttlMs }) {
     const root = `/${namespace.replace(/[^A-Za-z0-9_-]/g, '_')}`;
     const locks = new ZkLockClient({ servers: endpoints, sessionTimeoutMs: Math.max(1_000, ttlMs), root });
@@ -54,4 +37,4 @@ export const zkBackend: BackendFactory = {
       },
     };
   },
-};
+});
