@@ -70,6 +70,7 @@ export abstract class ProviderCluster<N extends ClusterNode> implements Cluster 
           timeoutMs,
           intervalMs: this.readyPollMs,
           signal,
+          fatal: (error) => error instanceof ServerExitedError,
         },
       );
     } catch (error) {

@@ -20,11 +20,14 @@ export interface PollOptions {
   readonly timeoutMs: number;
   readonly intervalMs?: number;
   readonly signal?: AbortSignal;
+  /** Errors that no later attempt can cure (the server process is gone): rethrown at once, not waited out. */
+  readonly fatal?: (error: unknown) => boolean;
 }
 
 /**
  * Calls `probe` until it returns a value other than `undefined`, bounded by `timeoutMs`. A probe that throws
- * counts as "not yet"; the last error is attached as `cause` of the timeout error.
+ * counts as "not yet" (the last error is attached as `cause` of the timeout error), unless `fatal` says the
+ * error is permanent.
  */
 export async function poll<T>(probe: () => Promise<T | undefined>, options: PollOptions): Promise<T> {
   const deadline = performance.now() + options.timeoutMs;
@@ -35,6 +38,7 @@ export async function poll<T>(probe: () => Promise<T | undefined>, options: Poll
       const value = await probe();
       if (value !== undefined) return value;
     } catch (error) {
+      if (options.fatal?.(error)) throw error;
       lastError = error;
     }
     if (performance.now() >= deadline) {
