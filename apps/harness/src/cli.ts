@@ -11,13 +11,20 @@ import { FAULT_NAMES } from './nemesis/faults.js';
 import { SCENARIO_NAMES } from './nemesis/scenarios.js';
 import { rebuildSite } from './report/rebuild.js';
 import { writeSiteIndex } from './report/site.js';
+import { leftOpen, openResources } from './run/leftovers.js';
 import { OptionsError, parseRunOptions } from './run/options.js';
+import { consoleProgress } from './run/progress.js';
 import { runOnce } from './run/run.js';
 import { suiteMatrix } from './suite/matrix.js';
 import { runSuite } from './suite/suite.js';
 import { WORKLOADS } from './workloads/types.js';
 
 const EXIT: Record<string, number> = { ok: 0, illegal: 1, unknown: 2 };
+/** What was open before any command ran (stdio and the like): only what a command adds counts as left. */
+void process.stdout;
+void process.stderr;
+const baseline = openResources();
+const progress = consoleProgress();
 
 /** Ctrl-C once: heal faults, stop clients, tear servers down, keep the partial history. Twice: exit now. */
 function interruptible(): AbortSignal {
@@ -71,7 +78,7 @@ program
       tick: o.tick as string,
       out: o.out as string,
     });
-    const run = await runOnce(options, { signal: interruptible() });
+    const run = await runOnce(options, { signal: interruptible(), sink: progress });
     process.stdout.write(`${run.verdict}\t${resolve(run.dir, 'index.html')}\n`);
     process.exitCode = EXIT[run.verdict];
   });
@@ -99,6 +106,7 @@ program
         out: o.out,
         provider: o.provider as 'auto',
         signal: interruptible(),
+        sink: progress,
       });
       const minutes = ((performance.now() - started) / 60_000).toFixed(1);
       for (const x of outcomes) {
@@ -144,6 +152,13 @@ program
     process.stderr.write(`fencekit: ${message}\n`);
     process.exitCode = error instanceof OptionsError ? 64 : 3;
   })
-  // Every server and process was torn down by now; a library handle left open (seen once after a
-  // ZooKeeper clock fault) must not keep the command from returning.
-  .finally(() => process.exit());
+  // Every server and process was torn down by now. Anything still open was left by a library: name it
+  // (a silent exit would hide the bug), then return rather than hang on it.
+  .finally(async () => {
+    // A child that just exited closes its handles on the next turns of the loop: let them.
+    await new Promise((resolve) => setTimeout(resolve, 100).unref());
+    const left = leftOpen(baseline);
+    if (left.length > 0)
+      process.stderr.write(`fencekit: warning: left open after the command: ${left.join(', ')}\n`);
+    process.exit();
+  });

@@ -22,6 +22,7 @@ import { validateRun } from './compatibility.js';
 import { GrantTracker } from './grants.js';
 import type { ParsedRunOptions } from './options.js';
 import { type RunMeta, writeRun } from './output.js';
+import { consoleProgress, linesTo, type ProgressSink } from './progress.js';
 import { resolveProvider } from './provider.js';
 
 export interface RunHooks {
@@ -29,7 +30,12 @@ export interface RunHooks {
   deployment?: Deployment;
   /** Ctrl-C: heal, stop clients, tear down, and keep what was recorded (judged at best `unknown`). */
   signal?: AbortSignal;
+  /** Log lines only (tests): the status comes as a plain line every 2 s. */
   progress?: (line: string) => void;
+  /** Lines and live status (the CLI: a bar on a terminal); default: stderr. */
+  sink?: ProgressSink;
+  /** This run's place in a suite, shown with its status. */
+  position?: { index: number; total: number };
 }
 
 export interface RunSummary {
@@ -56,11 +62,16 @@ export async function runOnce(options: ParsedRunOptions, hooks: RunHooks = {}): 
   const provider: Provider =
     hooks.deployment?.provider ??
     (factory.name === 'memory' ? 'local' : await resolveProvider(options.provider));
-  const progress = hooks.progress ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const sink = hooks.sink ?? (hooks.progress ? linesTo(hooks.progress) : consoleProgress());
   const id = runId(options);
   const dir = resolve(options.out, id);
   mkdirSync(dir, { recursive: true });
-  const say = (line: string) => progress(`[${id}] ${line}`);
+  const say = (line: string) => sink.line(`[${id}] ${line}`);
+  let phase = 'deploy';
+  const enter = (name: string, detail: string) => {
+    phase = name;
+    say(`phase=${name} ${detail}`);
+  };
   const abort = new AbortController();
   const onAbort = () => abort.abort(hooks.signal?.reason);
   hooks.signal?.addEventListener('abort', onAbort, { once: true });
@@ -74,10 +85,10 @@ export async function runOnce(options: ParsedRunOptions, hooks: RunHooks = {}): 
   try {
     if (!deployment) {
       await factory.preflight(provider);
-      say(`phase=deploy backend=${options.backend} provider=${provider}`);
+      enter('deploy', `backend=${options.backend} provider=${provider}`);
       deployment = await factory.deploy({ provider, signal: abort.signal });
     }
-    say('phase=setup starting resource and clients');
+    enter('setup', 'starting resource and clients');
     const resource = await forkReady(
       'resource/main.js',
       [],
@@ -190,9 +201,18 @@ export async function runOnce(options: ParsedRunOptions, hooks: RunHooks = {}): 
           windowWaiters.push(waiter);
         }),
     };
-    say(`phase=run clients=${options.clients} time=${options.time}ms ttl=${ttlMs}ms`);
+    enter('run', `clients=${options.clients} time=${options.time}ms ttl=${ttlMs}ms`);
     say(`processes: resource pid=${resource.pid} clients ${clients.map((c) => `pid=${c.pid}`).join(' ')}`);
-    const ticker = startTicker(collector, startedAt, options.time, () => context.applied, say);
+    const ticker = startTicker(collector, startedAt, (status) =>
+      sink.status({
+        run: id,
+        phase,
+        durationMs: options.time,
+        faults: context.applied,
+        ...status,
+        ...(hooks.position ? { position: hooks.position } : {}),
+      }),
+    );
     const recoveryTimer = setTimeout(stopFaults, recoveryAtMs);
     try {
       faultsApplied = options.scenario
@@ -201,7 +221,7 @@ export async function runOnce(options: ParsedRunOptions, hooks: RunHooks = {}): 
       await sleep(startedAt + recoveryAtMs - performance.now(), abort.signal);
       let endAt = startedAt + options.time;
       if (options.fault.length > 0 || options.scenario) {
-        say('phase=recovery final heal');
+        enter('recovery', 'final heal');
         await healAll({ ...context, signal: new AbortController().signal });
         // A slow heal (a ZooKeeper restart) must not eat the recovery phase: keep at least two TTLs of it.
         endAt = Math.max(endAt, performance.now() + 2 * ttlMs);
@@ -210,11 +230,12 @@ export async function runOnce(options: ParsedRunOptions, hooks: RunHooks = {}): 
     } finally {
       clearTimeout(recoveryTimer);
       clearInterval(ticker);
+      sink.end();
       abort.signal.removeEventListener('abort', stopFaults);
     }
     elapsedMs = performance.now() - startedAt;
     if (abort.signal.aborted) collector.problem('run interrupted before its end');
-    say('phase=teardown stopping clients');
+    enter('teardown', 'stopping clients');
     for (const child of clients) {
       child.kill('SIGCONT');
       if (child.connected) child.send({ kind: 'stop' });
@@ -273,21 +294,19 @@ function receive(collector: HistoryCollector, source: string, message: Record<st
   }
 }
 
+/** Reports elapsed time, ops/s (over the last 2 s) and the event count twice a second. */
 function startTicker(
   collector: HistoryCollector,
   startedAt: number,
-  durationMs: number,
-  faults: () => number,
-  say: (line: string) => void,
+  report: (status: { elapsedMs: number; opsPerSecond: number; events: number }) => void,
 ): NodeJS.Timeout {
-  let last = Number(process.hrtime.bigint());
   const timer = setInterval(() => {
-    const now = Number(process.hrtime.bigint());
-    const rate = Math.round((collector.completionsSince(last) * 1e9) / (now - last));
-    last = now;
-    const t = ((performance.now() - startedAt) / 1_000).toFixed(0);
-    say(`t=${t}s/${durationMs / 1_000}s ops/s=${rate} events=${collector.size} faults=${faults()}`);
-  }, 2_000);
+    const elapsedMs = performance.now() - startedAt;
+    const windowMs = Math.max(1, Math.min(2_000, elapsedMs));
+    const since = Number(process.hrtime.bigint()) - windowMs * 1e6;
+    const opsPerSecond = Math.round((collector.completionsSince(since) * 1_000) / windowMs);
+    report({ elapsedMs, opsPerSecond, events: collector.size });
+  }, 500);
   timer.unref();
   return timer;
 }

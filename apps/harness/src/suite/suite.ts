@@ -2,6 +2,7 @@ import { loadBackend } from '../backends/index.js';
 import type { BackendName, Deployment, Provider } from '../backends/types.js';
 import { writeSiteIndex } from '../report/site.js';
 import { parseRunOptions } from '../run/options.js';
+import { consoleProgress, linesTo, type ProgressSink } from '../run/progress.js';
 import { resolveProvider } from '../run/provider.js';
 import { type RunSummary, runOnce } from '../run/run.js';
 import type { SuiteEntry } from './matrix.js';
@@ -19,7 +20,10 @@ export interface SuiteOptions {
   out: string;
   provider: 'auto' | Provider;
   signal?: AbortSignal;
+  /** Log lines only (tests); the status of each run comes as a plain line every 2 s. */
   progress?: (line: string) => void;
+  /** Lines and live status (the CLI: a bar on a terminal, with the run's place i/N); default: stderr. */
+  sink?: ProgressSink;
 }
 
 /**
@@ -31,7 +35,9 @@ export async function runSuite(
   entries: readonly SuiteEntry[],
   options: SuiteOptions,
 ): Promise<SuiteOutcome[]> {
-  const progress = options.progress ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const sink = options.sink ?? (options.progress ? linesTo(options.progress) : consoleProgress());
+  const progress = (line: string) => sink.line(line);
+  let done = 0;
   const provider = await resolveProvider(options.provider);
   const outcomes: SuiteOutcome[] = [];
   const backends = [...new Set(entries.map((x) => x.options.backend))];
@@ -48,16 +54,20 @@ export async function runSuite(
       const message = (error as Error).message;
       progress(`suite: ${backend} unavailable: ${message}`);
       for (const entry of mine) outcomes.push({ entry, error: message, agrees: false });
+      done += mine.length;
       continue;
     }
     try {
       for (const [i, entry] of mine.entries()) {
         if (options.signal?.aborted) break;
-        progress(`suite: ${backend} ${i + 1}/${mine.length}: ${entry.why}`);
+        done += 1;
+        const position = { index: done, total: entries.length };
+        progress(`suite: run ${done}/${entries.length} (${backend} ${i + 1}/${mine.length}): ${entry.why}`);
         try {
           const run = await runOnce(parseRunOptions({ ...entry.options, out: options.out, provider }), {
             deployment,
-            progress,
+            sink,
+            position,
             ...(options.signal ? { signal: options.signal } : {}),
           });
           const agrees = entry.expect === 'report' || entry.expect === run.verdict;
