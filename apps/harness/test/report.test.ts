@@ -63,6 +63,20 @@ describe('report pages', () => {
     await page.close();
   });
 
+  it('the checkers’ figures read as key: value pairs that wrap within a narrow window', async () => {
+    const { page, errors } = await open(join(convicted.run.dir, 'index.html'));
+    await page.setViewportSize({ width: 700, height: 900 });
+    const figures = page.locator('#checkers tr[data-checker="inventory"] .figures');
+    expect(await figures.locator('.kv').count()).toBeGreaterThan(3);
+    const text = (await figures.textContent()) ?? '';
+    expect(text).toMatch(/initial: 100000/);
+    expect(text).not.toMatch(/[{}"]/);
+    const box = await page.locator('#checkers').boundingBox();
+    expect(box!.x + box!.width).toBeLessThanOrEqual(700);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it('the fenced run shows refused writes and an ok verdict', async () => {
     const { page, errors } = await open(join(cleared.run.dir, 'index.html'));
     expect(await page.locator('#verdict').getAttribute('data-verdict')).toBe('ok');

@@ -25,6 +25,9 @@ th { background: #f6f8fa; }
 .swatch { display: inline-block; width: 12px; height: 12px; vertical-align: -2px; margin-right: 4px; border: 1px solid #0002; }
 svg { display: block; max-width: 100%; height: auto; } svg text { font: 11px system-ui, sans-serif; fill: var(--ink); }
 td.cell a { display: inline-block; margin: 1px 2px; }
+td.figures-cell { max-width: 46em; }
+.figures .kv { display: inline-block; margin: 0 12px 2px 0; overflow-wrap: anywhere; }
+.figures .k { color: var(--muted); }
 `;
 
 /** One self-contained page: inline CSS, inline SVG, no scripts, no network. */

@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { HistoryEvent } from '@fencekit/checker';
 import type { RunMeta, RunResults } from '../run/output.js';
+import { figuresHtml } from './figures.js';
 import { esc, page, verdictBadge } from './html.js';
 import { faultColour, plotSvg, type Series, timelineSvg } from './svg.js';
 import { buildTimeline } from './timeline-data.js';
@@ -70,7 +71,7 @@ function explain(results: RunResults): string {
 function checkerTable(results: RunResults): string {
   const rows = Object.entries(results.checkers).map(
     ([name, c]) =>
-      `<tr data-checker="${esc(name)}"><td>${esc(name)}</td><td>${verdictBadge(c.verdict)}</td><td>${c.violationCount}</td><td><code>${esc(JSON.stringify(c.stats))}</code></td><td>${esc(c.error ?? '')}</td></tr>`,
+      `<tr data-checker="${esc(name)}"><td>${esc(name)}</td><td>${verdictBadge(c.verdict)}</td><td>${c.violationCount}</td><td class="figures-cell">${figuresHtml(c.stats)}</td><td>${esc(c.error ?? '')}</td></tr>`,
   );
   return `<table id="checkers"><tr><th>checker</th><th>verdict</th><th>violations</th><th>figures</th><th>error</th></tr>${rows.join('')}</table>`;
 }
@@ -79,9 +80,9 @@ function faultTable(meta: RunMeta): string {
   if (meta.faultsApplied.length === 0) return '<p class="muted">No faults.</p>';
   const rows = meta.faultsApplied.map(
     (f) =>
-      `<tr><td>${esc(f.fault)}</td><td><code>${esc(JSON.stringify(f.target))}</code></td><td>${f.applied ? 'yes' : 'no'}</td><td>${esc(f.error ?? '')}</td></tr>`,
+      `<tr><td>${esc(f.fault)}</td><td class="figures-cell">${figuresHtml(f.target)}</td><td>${f.applied ? 'yes' : 'no'}</td><td class="figures-cell">${f.evidence ? figuresHtml(f.evidence) : ''}</td><td>${esc(f.error ?? '')}</td></tr>`,
   );
-  return `<table><tr><th>fault</th><th>target</th><th>applied</th><th>why not</th></tr>${rows.join('')}</table>`;
+  return `<table><tr><th>fault</th><th>target</th><th>applied</th><th>observed</th><th>why not</th></tr>${rows.join('')}</table>`;
 }
 
 function runTable(meta: RunMeta, results: RunResults): string {
