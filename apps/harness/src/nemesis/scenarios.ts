@@ -88,7 +88,7 @@ async function clockJump(context: NemesisContext, recoveryAtMs: number): Promise
  *    d and e granted them to the holder too, and the second client found them taken.)
  * 2. the first client to reach its window with a grant asked for half a TTL after step 1 is the holder:
  *    granted on a, b, c only. It is stopped (SIGSTOP) there, between its check and its write.
- * 3. the network turns (d, e back; a, b reset) and c's clock jumps 3 TTLs ahead, so c forgets the lock.
+ * 3. the network turns (d, e healed; a, b reset) and c's clock jumps 3 TTLs ahead: c forgets the lock.
  * 4. another client, granted after the turn (on c, d, e), reaches its window: it has read the stock.
  * 5. the holder resumes and writes what it read: two holders, one of the two purchases lost.
  */
@@ -119,18 +119,21 @@ async function clockJumpOnce(
   );
   let evidence: Record<string, unknown> = {};
   let error: string | undefined;
+  // The fault in force, closed by a `stop` op of the same name so the report shades each one right.
+  let open: Record<string, unknown> = { fault: 'reset-clients', nodes: [d, e] };
   try {
     if (!holder) {
       error = `no client was granted ${a}, ${b}, ${c} within ${stepMs} ms`;
       return { fault: 'clock-jump', target: { node: c }, applied: false, error };
     }
     const offsetMs = context.ttlMs * 3;
+    await nemesisOp(context, 'stop', open, () => faults.heal());
+    open = { fault: 'clock-jump', node: c, unreachable: [a, b] };
     const turned = await nemesisOp(
       context,
       'start',
-      { fault: 'clock-jump', node: c, offsetMs, holder: holder.index, unreachable: [a, b] },
+      { ...open, offsetMs, holder: holder.index },
       async () => {
-        await faults.heal();
         await faults.toxic(a, { type: 'reset_peer' });
         await faults.toxic(b, { type: 'reset_peer' });
         await faults.clock(c, { offsetMs });
@@ -172,11 +175,8 @@ async function clockJumpOnce(
     // Never leave a client frozen, even when the run is aborted. The holder now writes what it read.
     holder?.resume();
     if (holder) await sleep(Math.min(context.ttlMs / 2, 250));
-    await nemesisOp(
-      context,
-      'stop',
-      { fault: 'clock-jump', node: c, ...evidence, ...(error ? { error } : {}) },
-      () => faults.heal(),
+    await nemesisOp(context, 'stop', { ...open, ...evidence, ...(error ? { error } : {}) }, () =>
+      faults.heal(),
     );
   }
 }
