@@ -28,7 +28,7 @@ import { queueOrder, segmentFor } from './paths.js';
 import { EntryGoneError, type QueueEntry, SequentialQueue } from './queue.js';
 import type { ZkSession } from './session.js';
 import { UnsureNodes } from './unsure.js';
-import { waitScope } from './wait-scope.js';
+import { WaitScopes, waitScope } from './wait-scope.js';
 import { ZkCallError, ZkCode, zkCode } from './zk-errors.js';
 
 /** `LockLostError.reason` when the connection is suspended: the lock may still be ours, or not. */
@@ -77,7 +77,7 @@ export class ZkLockClient implements LockClient<bigint> {
   readonly #root: string;
   readonly #queue: SequentialQueue;
   readonly #held = new Map<string, Held>();
-  readonly #closing = new AbortController();
+  readonly #scopes = new WaitScopes();
   readonly #offSession: () => void;
   readonly #unsure: UnsureNodes;
   #closed = false;
@@ -161,15 +161,19 @@ export class ZkLockClient implements LockClient<bigint> {
   async acquire(resource: string, options: AcquireOptions): Promise<ZkLease> {
     const { ttlMs, waitMs, signal } = normalizeAcquire(resource, options);
     this.#assertOpen();
-    const scope = waitScope(waitMs, signal, this.#closing.signal);
+    const scope = this.#scopes.open(waitMs, signal);
     try {
       for (;;) {
         let entry: QueueEntry | undefined;
         try {
           const joined = await this.#queue.join(this.folderOf(resource), null, scope.signal);
           entry = joined.entry;
-          const head = await this.#queue.awaitHead(entry, joined, scope.signal);
-          const lease = this.#grant(resource, entry, head.czxid, ttlMs);
+          // Alone in the folder, with the fence from the create's own reply: the head already.
+          const czxid =
+            joined.order.length === 1 && joined.order[0] === entry.name && entry.czxid !== undefined
+              ? entry.czxid
+              : (await this.#queue.awaitHead(entry, joined, scope.signal)).czxid;
+          const lease = this.#grant(resource, entry, czxid, ttlMs);
           if (lease) return await freshLease(lease);
           // Head while suspended: not reportable. Wait for the connection and look again.
           await this.session.ready({ signal: scope.signal, timeoutMs: Number.POSITIVE_INFINITY });
@@ -201,7 +205,7 @@ export class ZkLockClient implements LockClient<bigint> {
     const { signal, ttlMs } = options;
     // One attempt still needs a bound: a suspended connection must not hold the caller forever.
     const boundMs = this.session.sessionTimeoutMs;
-    const scope = waitScope(boundMs, signal, this.#closing.signal);
+    const scope = this.#scopes.open(boundMs, signal);
     let entry: QueueEntry | undefined;
     try {
       const joined = await this.#queue.join(this.folderOf(resource), null, scope.signal);
@@ -251,7 +255,7 @@ export class ZkLockClient implements LockClient<bigint> {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#closing.abort(new ClientClosedError('ZkLockClient'));
+    this.#scopes.abortAll(new ClientClosedError('ZkLockClient'));
     await Promise.allSettled([
       ...[...this.#held.values()].map((held) => held.lease.release()),
       ...this.#unsure.drain().map((entry) => this.#queue.leave(entry)),

@@ -34,7 +34,12 @@ declare module 'node-zookeeper-client' {
     check(path: string, version?: number): Transaction;
     setData(path: string, data: Buffer | null, version?: number): Transaction;
     remove(path: string, version?: number): Transaction;
-    commit(callback: (error: ZkException | null, results?: { type: number; err?: number }[]) => void): void;
+    commit(
+      callback: (
+        error: ZkException | null,
+        results?: { type: number; err?: number; path?: string; stat?: Stat }[],
+      ) => void,
+    ): void;
   }
 
   export interface State {

@@ -1,10 +1,9 @@
 import { monotonicNow } from '@fencekit/core';
-import { entryPrefix, newOwner, queueOrder, sequenceOf } from './paths.js';
+import { entryPrefix, newOwner, queueOrder } from './paths.js';
 import type { ZkSession } from './session.js';
 import { isUncertain, ZkCode, zkCode } from './zk-errors.js';
 import { zxidOf } from './zxid.js';
 
-const EPHEMERAL_SEQUENTIAL = 3;
 const NODE_DELETED = 2;
 /** Pause before retrying after a lost reply, so a flapping connection is not hammered. */
 const RETRY_PAUSE_MS = 50;
@@ -22,7 +21,10 @@ export interface QueueEntry {
 
 export interface Joined {
   entry: QueueEntry;
-  /** Entry names in queue order as listed right after the create (empty if that listing failed). */
+  /**
+   * Entry names in queue order as known right after the create: just ours when the folder held nobody
+   * else, the pipelined listing otherwise; empty when not known (the waiter lists the folder).
+   */
   order: string[];
 }
 
@@ -46,25 +48,21 @@ export class EntryGoneError extends Error {
  * wait until it is the lowest while watching only its immediate predecessor, and leave.
  */
 export class SequentialQueue {
-  /** Per folder, the sequence number the next create is expected to get (see `join`). */
-  readonly #nextSequence = new Map<string, number>();
+  /** Folders where the last join found others queued: there the listing is sent along with the create. */
+  readonly #busy = new Set<string>();
 
   constructor(
     private readonly session: ZkSession,
     private readonly kind: string,
   ) {}
 
-  #learnSequence(folder: string, order: readonly string[]): void {
-    const last = order.at(-1);
-    if (last === undefined) return;
-    if (this.#nextSequence.size > 1_000) this.#nextSequence.clear();
-    this.#nextSequence.set(folder, sequenceOf(last) + 1);
-  }
-
   /**
-   * Creates this attempt's node under `folder` (creating the folder on first use). The create and a
-   * listing of the folder are pipelined: ZooKeeper answers one session's requests in order, so the
-   * listing already includes our node and the uncontended case costs one round trip.
+   * Creates this attempt's node under `folder` (creating the folder on first use), in one multi that
+   * also reads the folder's stat as of the create (`ZkSession.createSequential`): the node's czxid and
+   * whether anybody else is queued arrive with the create's reply. Alone, the entry is the head at
+   * once: the uncontended case costs one request and one round trip, like a bare create. Where others
+   * were queued last time, a listing is pipelined behind the create (ZooKeeper answers one session's
+   * requests in order, so it includes our node) to save a round trip on the way to the queue.
    */
   async join(folder: string, data: Buffer | null, signal: AbortSignal): Promise<Joined> {
     const owner = newOwner();
@@ -72,23 +70,23 @@ export class SequentialQueue {
     for (;;) {
       signal.throwIfAborted();
       // Bounded by the caller's wait (signal), not by one session timeout: a slow first connect is a wait.
-      const generation = await this.session.ready({ signal, timeoutMs: Number.POSITIVE_INFINITY });
-      // Speculative read of the node we expect to get, in the same pipeline: when the guess is right
-      // (always, for a lone client) the fence arrives with no extra round trip. A wrong guess names a
-      // node that cannot exist (the owner part is ours alone) and just reads nothing.
-      const guess = this.#nextSequence.get(folder);
-      const guessedPath = guess === undefined ? undefined : `${prefix}${String(guess).padStart(10, '0')}`;
-      const { created, listed, guessed } = this.session.pipeline(() => ({
-        created: this.session.create(prefix, data, EPHEMERAL_SEQUENTIAL, { signal }),
-        listed: this.session.children(folder, undefined, { signal }),
-        guessed:
-          guessedPath === undefined ? undefined : this.session.exists(guessedPath, undefined, { signal }),
+      const generation = this.session.connected
+        ? this.session.generation
+        : await this.session.ready({ signal, timeoutMs: Number.POSITIVE_INFINITY });
+      const busy = this.#busy.has(folder);
+      const { created, listed } = this.session.pipeline(() => ({
+        created: this.session.createSequential(prefix, folder, data, { signal }),
+        listed: busy ? this.session.children(folder, undefined, { signal }) : undefined,
       }));
-      listed.catch(() => {});
-      guessed?.catch(() => {});
+      listed?.catch(() => {});
       let path: string;
+      let czxid: bigint | undefined;
+      let alone = false;
       try {
-        path = await created;
+        const reply = await created;
+        path = reply.path;
+        czxid = zxidOf(reply.czxid);
+        alone = reply.siblings === 0;
       } catch (error) {
         if (zkCode(error) === ZkCode.NO_NODE) {
           await this.#ensureFolder(folder, signal);
@@ -109,16 +107,16 @@ export class SequentialQueue {
         path,
         owner,
         generation,
-        czxid: undefined,
+        czxid,
       };
-      if (path === guessedPath) {
-        const stat = await guessed?.catch(() => null);
-        if (stat) entry.czxid = zxidOf(stat.czxid);
+      if (alone) {
+        this.#busy.delete(folder);
+        return { entry, order: [entry.name] };
       }
+      if (this.#busy.size > 1_000) this.#busy.clear();
+      this.#busy.add(folder);
       try {
-        const order = queueOrder((await listed).children);
-        this.#learnSequence(folder, order);
-        return { entry, order };
+        return { entry, order: listed ? queueOrder((await listed).children) : [] };
       } catch {
         return { entry, order: [] };
       }

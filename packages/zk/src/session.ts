@@ -44,6 +44,14 @@ export class ZkSession {
   #closed = false;
   readonly #listeners = new Set<(event: SessionEvent, generation: number) => void>();
   #liveness: NodeJS.Timeout | undefined;
+  /** Calls sent and not yet settled: their deadlines are checked by the liveness tick (no timer per call). */
+  readonly #inflight = new Set<InFlight>();
+  /**
+   * The in-flight calls of each signal, behind one abort listener per signal (added the first time the
+   * signal is seen, dropped with it): a recipe passes the same signal to every call of one acquire,
+   * and adding and removing an AbortSignal listener per call cost more than the rest of the wrapper.
+   */
+  readonly #bySignal = new WeakMap<AbortSignal, Set<InFlight>>();
 
   constructor(options: SessionOptions) {
     this.#servers = options.servers;
@@ -100,6 +108,35 @@ export class ZkSession {
 
   create(path: string, data: Buffer | null, mode: number, options?: CallOptions): Promise<string> {
     return this.#call('create', path, options, (client, done) => client.create(path, data, mode, done));
+  }
+
+  /**
+   * Creates an ephemeral-sequential node under `parent` and, in the same transaction, touches the
+   * parent (setData, no version check) to read its stat as of that very transaction. One multi, one
+   * round trip, and it answers what a recipe needs next without a read queued behind the write:
+   * every op of a multi shares one zxid, so the parent's new mzxid is the node's czxid (the fence),
+   * and the parent's numChildren says whether the node is alone in its folder.
+   */
+  createSequential(
+    prefix: string,
+    parent: string,
+    data: Buffer | null,
+    options?: CallOptions,
+  ): Promise<{ path: string; czxid: Buffer; siblings: number }> {
+    return this.#call('create', prefix, options, (client, done) =>
+      client
+        .transaction()
+        .create(prefix, data, EPHEMERAL_SEQUENTIAL)
+        .setData(parent, null, -1)
+        .commit((error, results) => {
+          const path = results?.[0]?.path;
+          const stat = results?.[1]?.stat;
+          if (error || path === undefined || stat === undefined) {
+            return done(error ?? malformed(), { path: '', czxid: Buffer.alloc(8), siblings: 0 });
+          }
+          done(null, { path, czxid: stat.mzxid, siblings: stat.numChildren - 1 });
+        }),
+    );
   }
 
   /** Deletes `path` (any version). False when it did not exist. */
@@ -167,6 +204,7 @@ export class ZkSession {
     if (this.#closed) return;
     this.#closed = true;
     this.#stopLiveness();
+    this.#failInflight('client closed');
     const client = this.#client;
     this.#client = undefined;
     this.#connected = false;
@@ -219,6 +257,7 @@ export class ZkSession {
     this.#suspendedAt = undefined;
     this.#client = undefined;
     this.#stopLiveness();
+    this.#failInflight('session expired');
     void shutdown(client, false);
     this.#emit('expired', generation);
   }
@@ -237,6 +276,7 @@ export class ZkSession {
     let probing = false;
     this.#liveness = setInterval(() => {
       const now = monotonicNow();
+      for (const call of this.#inflight) if (call.deadline <= now) call.timeOut();
       if (this.#suspendedAt !== undefined) {
         if (now - this.#suspendedAt >= this.sessionTimeoutMs) this.#expire(client, this.#generation);
         return;
@@ -296,6 +336,11 @@ export class ZkSession {
     });
   }
 
+  /**
+   * One request: a single promise settled by the reply, the signal, or the deadline (checked on the
+   * liveness tick, so a call settles within its timeout plus one tick; no timer per call). A reply
+   * that comes after the call gave up is ignored.
+   */
   #send<T>(
     client: Client,
     operation: string,
@@ -304,17 +349,79 @@ export class ZkSession {
     timeoutMs: number,
     invoke: (client: Client, done: (error: ZkException | null, value: T) => void) => void,
   ): Promise<T> {
-    const reply = new Promise<T>((resolve, reject) => {
+    const signal = options?.signal;
+    return new Promise<T>((resolve, reject) => {
+      const calls = signal ? this.#callsOf(signal) : undefined;
+      const settle = (): boolean => {
+        if (!this.#inflight.delete(call)) return false;
+        calls?.delete(call);
+        return true;
+      };
+      const call: InFlight = {
+        deadline: monotonicNow() + timeoutMs,
+        timeOut: () => {
+          if (settle()) {
+            reject(
+              new ZkCallError(operation, path, ZkCode.OPERATION_TIMEOUT, `no reply within ${timeoutMs} ms`),
+            );
+          }
+        },
+        fail: (detail) => {
+          if (settle()) reject(new ZkCallError(operation, path, ZkCode.CONNECTION_LOSS, detail));
+        },
+        abort: (reason) => {
+          if (settle()) reject(reason);
+        },
+      };
+      this.#inflight.add(call);
+      calls?.add(call);
       invoke(client, (error, value) => {
         if (this.#client === client && (!error || error.getCode() !== ZkCode.CONNECTION_LOSS)) {
           this.#lastReplyAt = monotonicNow();
         }
+        if (!settle()) return;
         if (error) reject(new ZkCallError(operation, path, error.getCode(), error.name, { cause: error }));
         else resolve(value);
       });
     });
-    return settleWithin(reply, operation, path, { timeoutMs, signal: options?.signal });
   }
+
+  #callsOf(signal: AbortSignal): Set<InFlight> {
+    let calls = this.#bySignal.get(signal);
+    if (!calls) {
+      const set = new Set<InFlight>();
+      calls = set;
+      this.#bySignal.set(signal, set);
+      signal.addEventListener(
+        'abort',
+        () => {
+          for (const call of [...set]) call.abort(signal.reason);
+        },
+        { once: true },
+      );
+    }
+    return calls;
+  }
+
+  #failInflight(detail: string): void {
+    for (const call of [...this.#inflight]) call.fail(detail);
+  }
+}
+
+interface InFlight {
+  readonly deadline: number;
+  timeOut(): void;
+  fail(detail: string): void;
+  abort(reason: unknown): void;
+}
+
+const EPHEMERAL_SEQUENTIAL = 3;
+
+function malformed(): ZkException {
+  const error = new Error('malformed multi reply') as ZkException;
+  error.code = ZkCode.CONNECTION_LOSS;
+  error.getCode = () => ZkCode.CONNECTION_LOSS;
+  return error;
 }
 
 /** Waits for `promise`, but never longer than `timeoutMs` nor past `signal`. */

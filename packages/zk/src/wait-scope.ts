@@ -7,6 +7,8 @@
 export interface WaitScope {
   readonly signal: AbortSignal;
   readonly timedOut: boolean;
+  /** Ends the wait now with `reason` (e.g. the client is closing). */
+  abort(reason: unknown): void;
   dispose(): void;
 }
 
@@ -37,9 +39,45 @@ export function waitScope(waitMs: number, ...signals: (AbortSignal | undefined)[
     get timedOut() {
       return timedOut;
     },
+    abort(reason: unknown) {
+      controller.abort(reason);
+    },
     dispose() {
       clearTimeout(timer);
       for (const { source, onAbort } of listeners) source.removeEventListener('abort', onAbort);
     },
   };
+}
+
+/**
+ * The open waits of one client, so that `close()` can end them all: cheaper than every wait listening
+ * on a long-lived "closing" signal (an AbortSignal listener added and removed per acquire).
+ */
+export class WaitScopes {
+  readonly #live = new Set<WaitScope>();
+  #closedWith: { reason: unknown } | undefined;
+
+  open(waitMs: number, signal: AbortSignal | undefined): WaitScope {
+    const scope = waitScope(waitMs, signal);
+    if (this.#closedWith) scope.abort(this.#closedWith.reason);
+    const live = this.#live;
+    live.add(scope);
+    return {
+      signal: scope.signal,
+      get timedOut() {
+        return scope.timedOut;
+      },
+      abort: (reason) => scope.abort(reason),
+      dispose() {
+        live.delete(scope);
+        scope.dispose();
+      },
+    };
+  }
+
+  /** Aborts every open wait, and every wait opened from now on. */
+  abortAll(reason: unknown): void {
+    this.#closedWith = { reason };
+    for (const scope of [...this.#live]) scope.abort(reason);
+  }
 }
