@@ -1,21 +1,28 @@
 import { randomUUID } from 'node:crypto';
-import { ZkLockClient, ZkSession } from '@fencekit/zk';
-import type { Cycle } from './workloads.js';
+import { ZkLockClient } from '@fencekit/zk';
+import { connectRaw, EPHEMERAL, settle } from './raw.js';
 
-const EPHEMERAL = 1;
+export interface Cycle {
+  /** Run one cycle (e.g. acquire + release); resolves when it is done. */
+  once(): Promise<void>;
+  close(): Promise<void>;
+}
 
-/** The floor: the least a ZooKeeper lock can cost, one create of an ephemeral node and one delete. */
+/**
+ * The floor: the least a ZooKeeper lock can cost, one create of an ephemeral node and one delete,
+ * sent with the bare library (no wrapper of ours).
+ */
 export async function floorCycle(servers: string): Promise<Cycle> {
-  const session = new ZkSession({ servers, sessionTimeoutMs: 10_000 });
+  const client = await connectRaw(servers);
   const folder = `/fencekit-bench/floor-${randomUUID()}`;
-  await session.mkdirp(folder);
+  await settle<string>((done) => client.mkdirp(folder, done));
   const path = `${folder}/lock`;
   return {
     async once() {
-      await session.create(path, null, EPHEMERAL);
-      await session.remove(path);
+      await settle<string>((done) => client.create(path, null, EPHEMERAL, done));
+      await settle<void>((done) => client.remove(path, -1, (error) => done(error, undefined)));
     },
-    close: () => session.close(),
+    close: async () => client.close(),
   };
 }
 
@@ -32,14 +39,13 @@ export async function lockCycle(servers: string): Promise<Cycle> {
   };
 }
 
-/** One round trip to the server a session is connected to: a read of "/". */
+/** One round trip to the server a session is connected to: a read of "/", bare library. */
 export async function roundTripCycle(servers: string): Promise<Cycle> {
-  const session = new ZkSession({ servers, sessionTimeoutMs: 10_000 });
-  await session.ready();
+  const client = await connectRaw(servers);
   return {
     async once() {
-      await session.exists('/');
+      await settle((done) => client.exists('/', undefined, done));
     },
-    close: () => session.close(),
+    close: async () => client.close(),
   };
 }
