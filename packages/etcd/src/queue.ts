@@ -110,10 +110,11 @@ export function toBackendError(action: string, error: unknown): BackendUnavailab
 }
 
 /**
- * Joins the queue in one round trip: put my key if absent, and in the same transaction read the two
- * newest keys (me and my predecessor, if any). A key already present under my session (a retried
- * request whose first answer was lost, or a leftover) is deleted and the put retried, so each grant
- * gets a fresh create revision and fences never repeat.
+ * Joins the queue in one round trip. An empty queue (no key under its prefix — a compare over the
+ * whole range) means I am the head: put my key, nothing to read back. Otherwise, in the same Txn's
+ * other branch: put my key if absent and read the two newest keys (me and my predecessor). A key
+ * already present under my session (a retried request whose first answer was lost, or a leftover) is
+ * deleted and the put retried, so each grant gets a fresh create revision and fences never repeat.
  */
 export async function join(
   etcd: Etcd3,
@@ -126,13 +127,35 @@ export async function join(
   for (let attempt = 0; attempt < 3; attempt++) {
     let response: ITxnResponse;
     const keyBytes = utf8(key);
+    const put: IRequestOp = { request_put: { key: keyBytes, value: utf8(value), lease: leaseId } };
     try {
       response = await etcd.kv.txn({
         compare: [
-          { key: keyBytes, target: CompareTarget.Create, result: CompareResult.Equal, create_revision: 0 },
+          {
+            key: utf8(queue),
+            range_end: prefixEnd(queue),
+            target: CompareTarget.Create,
+            result: CompareResult.Equal,
+            create_revision: 0,
+          },
         ],
-        success: [{ request_put: { key: keyBytes, value: utf8(value), lease: leaseId } }, newestOp(queue, 2)],
-        failure: [{ request_range: { key: keyBytes, keys_only: true } }],
+        success: [put],
+        failure: [
+          {
+            request_txn: {
+              compare: [
+                {
+                  key: keyBytes,
+                  target: CompareTarget.Create,
+                  result: CompareResult.Equal,
+                  create_revision: 0,
+                },
+              ],
+              success: [put, newestOp(queue, 2)],
+              failure: [{ request_range: { key: keyBytes, keys_only: true } }],
+            },
+          },
+        ],
       });
     } catch (error) {
       if (isRefusal(error)) throw toBackendError('joining the queue', error);
@@ -144,14 +167,17 @@ export async function join(
       if (cleaned) throw toBackendError('joining the queue', error);
       throw new IndeterminateError(resource, 'acquire', { cause: error });
     }
-    if (!response.succeeded) {
-      const stale = kvs(response, 0)[0];
+    const revision = BigInt(response.header.revision);
+    const ticket: Ticket = { queue, key, revision, value };
+    // The queue was empty and my put went in: head, with nothing read.
+    if (response.succeeded) return { ticket, position: { kind: 'head' } };
+    const inner = response.responses[0]?.response_txn;
+    if (!inner?.succeeded) {
+      const stale = inner ? kvs(inner, 0)[0] : undefined;
       if (stale) await withdraw(etcd, { queue, key, revision: BigInt(stale.create_revision), value });
       continue;
     }
-    const revision = BigInt(response.header.revision);
-    const ticket: Ticket = { queue, key, revision, value };
-    const ahead = kvs(response, 1).find((kv) => kv.key.toString('utf8') !== key);
+    const ahead = kvs(inner, 1).find((kv) => kv.key.toString('utf8') !== key);
     if (!ahead) return { ticket, position: { kind: 'head' } };
     return { ticket, position: { kind: 'behind', predecessor: ahead.key.toString('utf8'), asOf: revision } };
   }

@@ -66,6 +66,21 @@ describe('etcd lock', () => {
     await lease.release();
   });
 
+  it('a leftover key of its own session is replaced: fresh create revision, one key, granted at once', async () => {
+    const a = client();
+    const first = await a.acquire('leftover', { ttlMs: 2000 });
+    const { key, leaseId } = first;
+    await first.release();
+    // As if an earlier put's answer had been lost: the session's key is back in the queue.
+    await a.etcd.put(key).value('leftover').lease(leaseId);
+    const leftover = BigInt((await a.etcd.kv.range({ key: Buffer.from(key) })).kvs[0]?.create_revision ?? 0);
+    const second = await a.acquire('leftover', { ttlMs: 2000, waitMs: 2000 });
+    expect(second.key).toBe(key);
+    expect(second.fence).toBeGreaterThan(leftover);
+    expect(await a.etcd.getAll().prefix(`${runPrefix}/locks/leftover/`).keys()).toEqual([key]);
+    await second.release();
+  });
+
   it('a guarded write is refused once the lease is released', async () => {
     const a = client();
     const lease = await a.acquire('g', { ttlMs: 2000 });
