@@ -114,7 +114,9 @@ export class RedisLockClient implements LockClient<bigint> {
     assertPositiveMs('ttlMs', options.ttlMs);
     assertSignal('signal', options.signal);
     if (options.signal?.aborted) throw new LockAbortedError(resource, { cause: options.signal.reason });
-    return this.#lifecycle.track(this.#tryAcquire(resource, options.ttlMs));
+    return this.#lifecycle.track(
+      this.#tryAcquire(resource, options.ttlMs, true),
+    ) as Promise<ManagedLease<bigint> | null>;
   }
 
   async acquire(resource: string, options: AcquireOptions): Promise<ManagedLease<bigint>> {
@@ -124,10 +126,10 @@ export class RedisLockClient implements LockClient<bigint> {
       throw new LockAbortedError(request.resource, { cause: request.signal.reason });
     }
     const startedAt = monotonicNow();
-    // Most acquires find the lock free: one plain attempt first, with no waiter set up. It does
-    // not jump the queue: with waiters queued it is refused.
-    const lease = await this.#lifecycle.track(this.#tryAcquire(request.resource, request.ttlMs));
-    if (lease !== null) {
+    // Most acquires find the lock free: the small fast-path script first, with no waiter set up.
+    // It does not jump the queue: with waiters queued it decides nothing and the wait begins.
+    const lease = await this.#lifecycle.track(this.#tryAcquire(request.resource, request.ttlMs, false));
+    if (lease !== null && lease !== undefined) {
       if (!request.signal?.aborted) return lease;
       await lease.release().catch(() => undefined);
       throw new LockAbortedError(request.resource, { cause: request.signal.reason });
@@ -140,22 +142,35 @@ export class RedisLockClient implements LockClient<bigint> {
     return this.#lifecycle.close(() => this.#freeConnections());
   }
 
-  async #tryAcquire(resource: string, ttlMs: number): Promise<ManagedLease<bigint> | null> {
+  /**
+   * One attempt that never queues: a lease, null when the lock is taken, or (unless `decide`)
+   * undefined when waiters are queued and the fast path could not tell whether we are allowed in.
+   */
+  async #tryAcquire(
+    resource: string,
+    ttlMs: number,
+    decide: boolean,
+  ): Promise<ManagedLease<bigint> | null | undefined> {
     const keys = resourceKeys(this.#prefix, resource);
     const owner = newOwnerToken();
-    const sentAt = monotonicNow();
-    let reply: AttemptReply;
+    let sentAt = monotonicNow();
+    let reply: AttemptReply | undefined;
     try {
-      reply = await this.#node.attempt(keys, {
-        owner,
-        ttlMs,
-        mode: 'try',
-        ticket: '',
-        waiterTtlMs: this.#waiterTtlMs,
-        channel: '',
-        fenced: true,
-        handoff: false,
-      });
+      reply = await this.#node.tryAcquire(keys, owner, ttlMs, true);
+      if (reply === undefined) {
+        if (!decide) return undefined;
+        sentAt = monotonicNow();
+        reply = await this.#node.attempt(keys, {
+          owner,
+          ttlMs,
+          mode: 'try',
+          ticket: '',
+          waiterTtlMs: this.#waiterTtlMs,
+          channel: '',
+          fenced: true,
+          handoff: false,
+        });
+      }
     } catch (error) {
       await this.#cancel(keys, owner);
       throw classifyFailure(this.backend, resource, 'acquire', error);

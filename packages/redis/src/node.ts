@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { keyList, type ResourceKeys } from './keys.js';
-import { acquireScript, extendScript, releaseScript } from './scripts.lua.js';
+import { acquireScript, extendScript, releaseScript, tryAcquireScript } from './scripts.lua.js';
 
 /** One attempt's answer from one Redis node. */
 export type AttemptReply =
@@ -37,6 +37,7 @@ export interface AttemptRequest {
 
 type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
 interface ScriptCommands {
+  fencekitTry: ScriptCall;
   fencekitAcquire: ScriptCall;
   fencekitRelease: ScriptCall;
   fencekitExtend: ScriptCall;
@@ -57,12 +58,36 @@ export class LockNode {
   ) {
     const commands = redis as unknown as Partial<ScriptCommands>;
     // A shared instance may already carry the commands from another client.
-    if (typeof commands.fencekitAcquire !== 'function') {
+    if (typeof commands.fencekitTry !== 'function') {
+      redis.defineCommand('fencekitTry', { numberOfKeys: 3, lua: tryAcquireScript });
       redis.defineCommand('fencekitAcquire', { numberOfKeys: 5, lua: acquireScript });
       redis.defineCommand('fencekitRelease', { numberOfKeys: 5, lua: releaseScript });
       redis.defineCommand('fencekitExtend', { numberOfKeys: 1, lua: extendScript });
     }
     this.#commands = redis as unknown as ScriptCommands;
+  }
+
+  /**
+   * The uncontended fast path: granted, or refused because the lock is held, when nobody is queued;
+   * `undefined` when a queue exists and `attempt` must decide.
+   */
+  async tryAcquire(
+    keys: ResourceKeys,
+    owner: string,
+    ttlMs: number,
+    fenced: boolean,
+  ): Promise<AttemptReply | undefined> {
+    const reply = (await this.#commands.fencekitTry(
+      keys.lock,
+      keys.fence,
+      keys.queue,
+      owner,
+      ttlMs,
+      fenced ? '1' : '0',
+    )) as [number, (string | number)?];
+    if (reply[0] === 1) return { granted: true, fence: reply[1] === undefined ? null : String(reply[1]) };
+    if (reply[0] === 0) return { granted: false, retryMs: Number(reply[1] ?? 0), ticket: 0 };
+    return undefined;
   }
 
   async attempt(keys: ResourceKeys, request: AttemptRequest): Promise<AttemptReply> {
@@ -89,14 +114,17 @@ export class LockNode {
     requeue?: Requeue,
     headGraceMs = 0,
   ): Promise<ReleaseReply> {
-    const reply = await this.#commands.fencekitRelease(
-      ...keyList(keys),
-      owner,
-      requeue === undefined ? '' : requeue.ticket,
-      requeue?.waiterTtlMs ?? 0,
-      requeue?.channel ?? '',
-      headGraceMs,
-    );
+    const reply =
+      requeue === undefined && headGraceMs === 0
+        ? await this.#commands.fencekitRelease(...keyList(keys), owner)
+        : await this.#commands.fencekitRelease(
+            ...keyList(keys),
+            owner,
+            requeue === undefined ? '' : requeue.ticket,
+            requeue?.waiterTtlMs ?? 0,
+            requeue?.channel ?? '',
+            headGraceMs,
+          );
     return Number(reply) as ReleaseReply;
   }
 

@@ -159,7 +159,8 @@ return {0, retry, tonumber(ticket) or 0}
 `;
 
 /**
- * ARGV: owner, requeue ticket ('' = leave the queue), waiterTtlMs, wake channel, head grace ms.
+ * ARGV: owner, then optionally requeue ticket ('' or absent = leave the queue), waiterTtlMs, wake
+ * channel, head grace ms.
  *
  * Compare-owner-and-delete. With a requeue ticket the caller goes back to its place in the queue
  * (a quorum attempt that failed gives back its partial grants but keeps waiting). Whenever the lock
@@ -171,7 +172,8 @@ return {0, retry, tonumber(ticket) or 0}
  * Returns 1 released, 0 the lock was already gone, -1 another owner holds it (left untouched).
  */
 export const releaseScript = `${prelude}
-local owner, requeue = ARGV[1], ARGV[2]
+-- A plain release sends the owner only: the fewer arguments, the cheaper the common case.
+local owner, requeue = ARGV[1], ARGV[2] or ''
 local holder = redis.call('GET', lock)
 local result = 0
 if holder == owner then
@@ -220,6 +222,26 @@ if result ~= -1 then
   end
 end
 return result
+`;
+
+/**
+ * The uncontended fast path, as small as the common case allows (fewer keys and arguments to send
+ * and parse, nothing else to run). KEYS: lock, fence, queue. ARGV: owner, ttlMs, fenced ('1' | '0').
+ *
+ * With nobody queued: `SET lock owner NX PX ttl` and, only then, `INCR fence`; returns {1, fence}
+ * (or {1}), or {0, pttl} when someone holds the lock. With a queue it decides nothing and returns
+ * {-1}: the full acquire script (queue order, dead waiters) has to.
+ */
+export const tryAcquireScript = `
+if redis.call('EXISTS', KEYS[3]) == 1 then return {-1} end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  if ARGV[3] ~= '1' then return {1} end
+  local fence = redis.call('INCR', KEYS[2])
+  -- Lua numbers are doubles: past 2^53 the reply would lose digits, so read the string instead.
+  if fence < 9007199254740992 then return {1, fence} end
+  return {1, redis.call('GET', KEYS[2])}
+end
+return {0, redis.call('PTTL', KEYS[1])}
 `;
 
 /** KEYS: lock. ARGV: owner, ttlMs. Compare-owner-and-PEXPIRE: 1 extended, 0 not the holder. */

@@ -174,7 +174,7 @@ export class RedlockClient implements LockClient<undefined> {
     await this.#connect();
     const keys = resourceKeys(this.#prefix, resource);
     const owner = newOwnerToken();
-    const result = await this.#quorum.round(keys, resource, owner, ttlMs, 'try', '');
+    const result = await this.#quorum.round(keys, resource, owner, ttlMs, 'try', '', true);
     if (result.granted) return this.#lease(resource, keys, owner, result, ttlMs);
     if (result.error !== undefined) throw result.error;
     return null;
@@ -191,9 +191,10 @@ export class RedlockClient implements LockClient<undefined> {
     const { resource, ttlMs } = request;
     const keys = resourceKeys(this.#prefix, resource);
     const owner = newOwnerToken();
-    // Round one queues nowhere (ticket ''): it is granted when the lock is free and nobody waits,
-    // and otherwise learns a ticket. No waiter needs setting up before it.
-    const first = await this.#quorum.round(keys, resource, owner, ttlMs, 'wait', '');
+    // Round one queues nowhere: it is granted when the lock is free and nobody waits, and
+    // otherwise may learn a ticket (not when the fast path alone refused it: the first attempt
+    // below then learns one). No waiter needs setting up before it.
+    const first = await this.#quorum.round(keys, resource, owner, ttlMs, 'wait', '', true);
     if (first.granted) {
       if (!request.signal?.aborted && !this.#lifecycle.closing.aborted) {
         return this.#lease(resource, keys, owner, first, ttlMs);
@@ -275,7 +276,11 @@ export class RedlockClient implements LockClient<undefined> {
       driftMs: this.#drift,
       operations: {
         extend: (extendTtlMs) => this.#quorum.extend(keys, resource, owner, extendTtlMs),
-        release: () => this.#quorum.release(keys, resource, owner, ttlMs),
+        // The slowest nodes' releases finish after the lease is released; close() waits for them.
+        release: () =>
+          this.#quorum.release(keys, resource, owner, ttlMs, (all) => {
+            this.#lifecycle.track(all);
+          }),
       },
       onEnd: () => this.#lifecycle.forget(lease),
       lazyExpiry: true,

@@ -25,6 +25,8 @@ export function fanOut<T>(
   timeoutMs: number,
   request: (node: LockNode) => Promise<T>,
   enough?: EnoughAnswers<T>,
+  /** Receives a promise that resolves once every request settled (answered, failed or timed out). */
+  onAllSettled?: (all: Promise<void>) => void,
 ): Promise<NodeResult<T>[]> {
   return new Promise((resolve) => {
     const results: (NodeResult<T> | undefined)[] = nodes.map(() => undefined);
@@ -66,12 +68,13 @@ export function fanOut<T>(
         }),
       timeoutMs,
     );
-    nodes.forEach((node, i) => {
+    const requests = nodes.map((node, i) =>
       request(node).then(
         (value) => settle(i, { node, answered: true, value }),
         (error: unknown) => settle(i, { node, answered: false, reason: failureReason(node, error) }),
-      );
-    });
+      ),
+    );
+    onAllSettled?.(Promise.all(requests).then(() => undefined));
   });
 }
 

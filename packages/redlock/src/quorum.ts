@@ -48,7 +48,8 @@ export class Quorum {
   /**
    * One Redlock round: the attempt script on every node at once; granted when a quorum agreed with
    * validity to spare. Otherwise every node gets the grant back (a node that timed out may have
-   * granted), keeping a queued waiter's place.
+   * granted), keeping a queued waiter's place. `fastPath` (for a first attempt, not queued yet)
+   * tries the small uncontended script first. A refusal from it carries no ticket.
    */
   async round(
     keys: ResourceKeys,
@@ -57,7 +58,14 @@ export class Quorum {
     ttlMs: number,
     mode: 'try' | 'wait',
     ticket: string,
+    fastPath = false,
   ): Promise<RoundResult> {
+    if (fastPath) {
+      // Not queued yet: the small fast-path script first. Only when some node has waiters queued
+      // (and we did not win anyway) does the full script decide, in a second round.
+      const fast = await this.#fastRound(keys, resource, owner, ttlMs);
+      if (fast !== undefined) return fast;
+    }
     const timeoutMs = this.settings.nodeTimeoutMs ?? defaultNodeTimeout(ttlMs);
     const sentAt = monotonicNow();
     const results = await fanOut(
@@ -88,9 +96,59 @@ export class Quorum {
       if (granted < results.length && mode === 'wait') void this.#leaveQueues(keys, owner, results);
       return { granted: true, sentAt };
     }
+    return this.#failed(
+      keys,
+      resource,
+      owner,
+      results,
+      granted,
+      mode === 'wait' && ticket !== '' ? Number(ticket) : undefined,
+      timeoutMs,
+    );
+  }
 
+  /**
+   * The uncontended round: the fast-path script on every node (nobody queued → SET NX PX). A result
+   * when it decided (granted, or refused by a holder with nobody queued anywhere), undefined when a
+   * queue on some node means the full script must decide; our grants from this round stay in place
+   * for it (it re-arms them).
+   */
+  async #fastRound(
+    keys: ResourceKeys,
+    resource: string,
+    owner: string,
+    ttlMs: number,
+  ): Promise<RoundResult | undefined> {
+    const timeoutMs = this.settings.nodeTimeoutMs ?? defaultNodeTimeout(ttlMs);
+    const sentAt = monotonicNow();
+    const fast = await fanOut(
+      this.settings.nodes,
+      timeoutMs,
+      (node) => node.tryAcquire(keys, owner, ttlMs, false),
+      { count: this.size, agreed: (reply) => reply?.granted === true },
+    );
+    const granted = countWhere(fast, (r) => r?.granted === true);
+    if (granted >= this.size && sentAt + ttlMs - this.settings.drift(ttlMs) > monotonicNow()) {
+      return { granted: true, sentAt };
+    }
+    if (fast.some((r) => r.answered && r.value === undefined)) return undefined;
+    const results = fast.map((r) =>
+      r.answered ? { ...r, value: r.value as AttemptReply } : r,
+    ) as NodeResult<AttemptReply>[];
+    return this.#failed(keys, resource, owner, results, granted, undefined, timeoutMs);
+  }
+
+  /** A round without a valid quorum: give back what was granted, then say why it failed. */
+  async #failed(
+    keys: ResourceKeys,
+    resource: string,
+    owner: string,
+    results: readonly NodeResult<AttemptReply>[],
+    granted: number,
+    queued: number | undefined,
+    timeoutMs: number,
+  ): Promise<RoundResult> {
     const answered = countWhere(results, () => true);
-    const queued = mode === 'wait' && ticket !== '' ? Number(ticket) : undefined;
     // Our next request to each node follows this one on the same connection, so it is applied after
     // the give-back; waiting longer than a per-node timeout (for nodes that do not answer) buys
     // nothing and would stall a waiter cut off from some nodes on every round.
@@ -169,13 +227,27 @@ export class Quorum {
   }
 
   /**
-   * Releases on every node, waiting for all of them: returning at a quorum would let this client's
-   * next acquire race its own release on the slowest nodes and lose the round.
+   * Releases on every node and returns once a quorum confirmed; the slower nodes' releases complete
+   * in the background (`settled` receives the promise of all of them, for `close()` to wait on).
+   * This cannot make the client's next acquire race its own release: its requests to one node go
+   * over one connection and Redis runs them in order, so on every node the release is applied
+   * before the next acquire's request.
    */
-  async release(keys: ResourceKeys, resource: string, owner: string, ttlMs: number): Promise<void> {
+  async release(
+    keys: ResourceKeys,
+    resource: string,
+    owner: string,
+    ttlMs: number,
+    settled?: (all: Promise<void>) => void,
+  ): Promise<void> {
     const headGraceMs = this.#headGrace(this.settings.nodeTimeoutMs ?? defaultNodeTimeout(ttlMs));
-    const results = await fanOut(this.settings.nodes, RELEASE_TIMEOUT_MS, (node) =>
-      node.release(keys, owner, undefined, headGraceMs),
+    const results = await fanOut(
+      this.settings.nodes,
+      RELEASE_TIMEOUT_MS,
+      (node) => node.release(keys, owner, undefined, headGraceMs),
+      // "Released" or "already gone" from a quorum: no outcome of the rest can change the answer.
+      { count: this.size, agreed: (reply) => reply !== -1 },
+      settled,
     );
     const takenOver = countWhere(results, (reply) => reply === -1);
     if (takenOver >= this.size) throw new NotLockHolderError(resource, owner);

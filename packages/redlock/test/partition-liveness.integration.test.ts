@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Cluster, type ClusterNode, startCluster } from '@fencekit/cluster';
 import { type ManagedLease, monotonicNow } from '@fencekit/core';
 import { RedlockClient, type RedlockClientOptions } from '@fencekit/redlock';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { untilQueued } from '../../redis/test/support/queue.js';
 
@@ -26,6 +27,41 @@ function clientReaching(reachable: readonly ClusterNode[], options: Partial<Redl
 }
 
 describe('RedlockClient under a partition', () => {
+  it('returns from release at a quorum, and its own next acquire never races the slow nodes', async () => {
+    const [, , , , n5] = cluster.nodes as ClusterNode[];
+    if (!n5) throw new Error('expected 5 nodes');
+    // Every node through its proxy (none cut here), so n5 can be slowed down.
+    const client = clientReaching([], { nodeTimeoutMs: 500 });
+    const r = `slow-release-${randomUUID()}`;
+    try {
+      await (await client.acquire(`warm-${randomUUID()}`, { ttlMs: 2_000 })).release();
+      // n5 answers 60 ms late: acquire and release both return on the four fast nodes.
+      await cluster.faults.latency(n5.id, { ms: 30 });
+      const direct = new Redis(`redis://${n5.directEndpoint}`);
+      try {
+        for (let i = 0; i < 8; i++) {
+          const lease = await client.acquire(r, { ttlMs: 5_000, waitMs: 0 });
+          // The previous release was still on its way to n5 when this acquire returned; n5 must
+          // still have applied it first (one connection, in order) and granted this acquire too.
+          await new Promise((resolve) => setTimeout(resolve, 150));
+          expect(await direct.get(`fencekit:{${r}}:lock`)).toBe(lease.owner);
+          const startedAt = monotonicNow();
+          await lease.release();
+          // Returned on the four fast nodes, well before n5's 60 ms round trip.
+          expect(monotonicNow() - startedAt).toBeLessThan(50);
+        }
+        await client.close();
+        // close() waited for the last release on n5.
+        expect(await direct.exists(`fencekit:{${r}}:lock`)).toBe(0);
+      } finally {
+        direct.disconnect();
+      }
+    } finally {
+      await cluster.faults.heal();
+      await client.close();
+    }
+  });
+
   it('grants the waiter that reaches a free quorum, even behind a live head that cannot win', async () => {
     const [n1, n2, n3, n4, n5] = cluster.nodes as [
       ClusterNode,
