@@ -1,3 +1,4 @@
+import { type ContendedResult, measureContended, percentile } from '@fencekit/core/bench';
 import type { Contender } from './contenders.js';
 
 export interface Uncontended {
@@ -7,109 +8,81 @@ export interface Uncontended {
   p99Ms: number;
 }
 
-export interface Contended {
-  grantsPerSecond: number;
-  /** From the holder calling release to the next grant resolving in another (or the same) client. */
-  handoffP50Ms: number;
-  handoffP99Ms: number;
-  /** Jain's index over grants per client: 1 = perfectly even, 1/n = one client got everything. */
-  jain: number;
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
+/**
+ * One round of the uncontended race: one client per contender, acquire + release back to back on
+ * its own resource, the contenders taking turns in `sliceMs` slices (order rotated every pass) for
+ * `seconds` each in total. Load from other processes on the machine then hits every contender
+ * alike, so ratios within a round are much steadier than the rates themselves.
+ */
 export async function measureUncontended(
-  contender: Contender,
+  contenders: readonly Contender[],
   endpoints: readonly string[],
-  resource: string,
+  tag: string,
   seconds: number,
-): Promise<Uncontended> {
-  const locker = contender.open(endpoints);
+  sliceMs = 250,
+): Promise<Map<Contender, Uncontended>> {
+  const lockers = contenders.map((c) => c.open(endpoints));
+  const resources = contenders.map((_, i) => `${tag}-u${i}`);
   try {
-    for (let i = 0; i < 200; i++) await (await locker.lock(resource))();
-    const latencies: number[] = [];
-    const start = performance.now();
-    const stopAt = start + seconds * 1000;
-    for (let now = start; now < stopAt; ) {
-      const unlock = await locker.lock(resource);
-      await unlock();
-      const end = performance.now();
-      latencies.push(end - now);
-      now = end;
+    // Warm-up: connections, scripts loaded, code paths compiled.
+    for (const [i, locker] of lockers.entries()) {
+      for (let k = 0; k < 200; k++) await (await locker.lock(resources[i] as string))();
     }
-    const elapsed = performance.now() - start;
-    return {
-      opsPerSecond: (latencies.length / elapsed) * 1000,
-      p50Ms: percentile(latencies, 0.5),
-      p99Ms: percentile(latencies, 0.99),
-    };
+    const latencies = lockers.map((): number[] => []);
+    const spent = lockers.map(() => 0);
+    const passes = Math.max(1, Math.ceil((seconds * 1000) / sliceMs));
+    for (let pass = 0; pass < passes; pass++) {
+      for (let k = 0; k < lockers.length; k++) {
+        const i = (pass + k) % lockers.length;
+        const locker = lockers[i];
+        const mine = latencies[i];
+        const resource = resources[i];
+        if (!locker || !mine || resource === undefined) continue;
+        const start = performance.now();
+        const end = start + sliceMs;
+        let now = start;
+        while (now < end) {
+          await (await locker.lock(resource))();
+          const done = performance.now();
+          mine.push(done - now);
+          now = done;
+        }
+        spent[i] = (spent[i] ?? 0) + (now - start);
+      }
+    }
+    return new Map(
+      contenders.map((c, i) => {
+        const mine = latencies[i] ?? [];
+        return [
+          c,
+          {
+            opsPerSecond: (mine.length * 1000) / (spent[i] ?? 1),
+            p50Ms: percentile(mine, 0.5),
+            p99Ms: percentile(mine, 0.99),
+          },
+        ];
+      }),
+    );
   } finally {
-    await locker.close();
+    await Promise.all(lockers.map((l) => l.close()));
   }
 }
 
-export async function measureContended(
+/** `clients` clients of one contender on one resource (the shared contended ring of core/bench). */
+export async function measureContendedRound(
   contender: Contender,
   endpoints: readonly string[],
   resource: string,
   seconds: number,
   clients: number,
   holdMs: number,
-): Promise<Contended> {
+): Promise<ContendedResult> {
   const lockers = Array.from({ length: clients }, () => contender.open(endpoints));
   try {
     // Warm every client's connections (and scripts) before the clock starts.
     for (const locker of lockers) await (await locker.lock(resource))();
-    const grants: { client: number; grantedAt: number; releasedAt: number }[] = [];
-    const start = performance.now();
-    const stopAt = start + seconds * 1000;
-    await Promise.all(
-      lockers.map(async (locker, client) => {
-        while (performance.now() < stopAt) {
-          const unlock = await locker.lock(resource);
-          const grantedAt = performance.now();
-          await sleep(holdMs);
-          const releasedAt = performance.now();
-          await unlock();
-          grants.push({ client, grantedAt, releasedAt });
-        }
-      }),
-    );
-    const inWindow = grants.filter((g) => g.grantedAt < stopAt).sort((a, b) => a.grantedAt - b.grantedAt);
-    const handoffs: number[] = [];
-    for (let i = 1; i < inWindow.length; i++) {
-      const previous = inWindow[i - 1];
-      const next = inWindow[i];
-      if (previous && next) handoffs.push(next.grantedAt - previous.releasedAt);
-    }
-    const perClient = Array.from(
-      { length: clients },
-      (_, c) => inWindow.filter((g) => g.client === c).length,
-    );
-    return {
-      grantsPerSecond: (inWindow.length / (stopAt - start)) * 1000,
-      handoffP50Ms: percentile(handoffs, 0.5),
-      handoffP99Ms: percentile(handoffs, 0.99),
-      jain: jainIndex(perClient),
-    };
+    return await measureContended(lockers, resource, { seconds, holdMs });
   } finally {
     await Promise.all(lockers.map((l) => l.close()));
   }
-}
-
-export function percentile(values: readonly number[], q: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[index] as number;
-}
-
-export function median(values: readonly number[]): number {
-  return percentile(values, 0.5);
-}
-
-export function jainIndex(counts: readonly number[]): number {
-  const sum = counts.reduce((a, b) => a + b, 0);
-  const squares = counts.reduce((a, b) => a + b * b, 0);
-  return squares === 0 ? 0 : (sum * sum) / (counts.length * squares);
 }
