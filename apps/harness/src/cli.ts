@@ -153,10 +153,13 @@ program
     process.exitCode = error instanceof OptionsError ? 64 : 3;
   })
   // Every server and process was torn down by now. Anything still open was left by a library: name it
-  // (a silent exit would hide the bug), then return rather than hang on it.
+  // (a silent exit would hide the bug), then exit explicitly. Ending by running out of work is not an
+  // option while such a handle exists: a proxied socket whose reset failed (see the issue #7 note) is
+  // never closed, and Node's exit-time handle cleanup then spins on it forever at full CPU.
   .finally(async () => {
-    // A child that just exited closes its handles on the next turns of the loop: let them.
-    await new Promise((resolve) => setTimeout(resolve, 100).unref());
+    // A child that just exited closes its handles on the next turns of the loop: let them. The timer
+    // stays referenced, so the loop cannot end (and reach that cleanup) before the exit below.
+    await new Promise((resolve) => setTimeout(resolve, 100));
     const left = leftOpen(baseline);
     if (left.length > 0)
       process.stderr.write(`fencekit: warning: left open after the command: ${left.join(', ')}\n`);
