@@ -59,7 +59,10 @@ if [ "${FENCEKIT_DOCKER:-1}" != "0" ]; then
   if ! docker info >/dev/null 2>&1; then
     if command -v dockerd >/dev/null; then
       say "starting dockerd (log: /tmp/fencekit-dockerd.log)"
-      as_root sh -c 'nohup dockerd >/tmp/fencekit-dockerd.log 2>&1 &'
+      # The daemon outlives this script: it must not inherit our open files (a caller's flock(1) lock
+      # would stay held for as long as dockerd runs), so every descriptor above 2 is closed first.
+      as_root bash -c 'for fd in /proc/$$/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done
+        nohup setsid dockerd </dev/null >/tmp/fencekit-dockerd.log 2>&1 &'
       for _ in $(seq 1 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
     fi
   fi
