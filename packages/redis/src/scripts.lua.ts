@@ -171,18 +171,20 @@ return {0, retry, tonumber(ticket) or 0}
  *
  * Returns 1 released, 0 the lock was already gone, -1 another owner holds it (left untouched).
  */
-export const releaseScript = `${prelude}
--- A plain release sends the owner only: the fewer arguments, the cheaper the common case.
+export const releaseScript = `
+-- The common case first, before the helpers below are even defined: a plain release (the owner is
+-- the only argument) with nobody queued.
 local owner, requeue = ARGV[1], ARGV[2] or ''
-local holder = redis.call('GET', lock)
+local holder = redis.call('GET', KEYS[1])
 local result = 0
 if holder == owner then
-  redis.call('DEL', lock)
+  redis.call('DEL', KEYS[1])
   result = 1
 elseif holder then
   result = -1
 end
-if requeue == '' and redis.call('EXISTS', queue) == 0 then return result end
+if requeue == '' and redis.call('EXISTS', KEYS[3]) == 0 then return result end
+${prelude}
 
 local now = now_ms()
 if requeue == '' then
