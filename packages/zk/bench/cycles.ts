@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ZkLockClient } from '@fencekit/zk';
-import { connectRaw, EPHEMERAL, settle } from './raw.js';
+import { closeRaw, connectRaw, EPHEMERAL, settle } from './raw.js';
 
 export interface Cycle {
   /** Run one cycle (e.g. acquire + release); resolves when it is done. */
@@ -22,7 +22,7 @@ export async function floorCycle(servers: string): Promise<Cycle> {
       await settle<string>((done) => client.create(path, null, EPHEMERAL, done));
       await settle<void>((done) => client.remove(path, -1, (error) => done(error, undefined)));
     },
-    close: async () => client.close(),
+    close: () => closeRaw(client),
   };
 }
 
@@ -46,6 +46,6 @@ export async function roundTripCycle(servers: string): Promise<Cycle> {
     async once() {
       await settle((done) => client.exists('/', undefined, done));
     },
-    close: async () => client.close(),
+    close: () => closeRaw(client),
   };
 }

@@ -1,7 +1,7 @@
 import type { BenchLocker, Unlock } from '@fencekit/core/bench';
 import { ZkLockClient } from '@fencekit/zk';
 import type { Client } from 'node-zookeeper-client';
-import { connectRaw, EPHEMERAL_SEQUENTIAL, settle } from './raw.js';
+import { closeRaw, connectRaw, EPHEMERAL_SEQUENTIAL, settle } from './raw.js';
 
 const NODE_DELETED = 2;
 
@@ -53,8 +53,8 @@ export class FloorLocker implements BenchLocker {
     return () => settle<void>((done) => client.remove(path, -1, (error) => done(error, undefined)));
   }
 
-  async close(): Promise<void> {
-    this.client.close();
+  close(): Promise<void> {
+    return closeRaw(this.client);
   }
 }
 

@@ -31,14 +31,15 @@ async function main(): Promise<void> {
     const floorLockers = await Promise.all(Array.from({ length: CLIENTS }, () => FloorLocker.open(servers)));
     const fencekitLockers = Array.from({ length: CLIENTS }, () => new FencekitLocker(servers));
     const stamp = Date.now();
+    const cycles = {
+      floor: await floorCycle(servers),
+      lock: await lockCycle(servers),
+      rtt: await roundTripCycle(servers),
+    };
     let measured: Awaited<ReturnType<typeof runRounds>>;
     try {
       measured = await runRounds(
-        {
-          floor: await floorCycle(servers),
-          lock: await lockCycle(servers),
-          rtt: await roundTripCycle(servers),
-        },
+        cycles,
         {
           floor: { lockers: floorLockers, resource: `/fencekit-bench/ring-${stamp}` },
           lock: { lockers: fencekitLockers, resource: `bench/contended/${stamp}` },
@@ -52,7 +53,10 @@ async function main(): Promise<void> {
         },
       );
     } finally {
-      await Promise.all([...floorLockers, ...fencekitLockers].map((l) => l.close()));
+      // Every client closed before the ensemble goes, or the bare ones would keep reconnecting.
+      await Promise.all(
+        [...floorLockers, ...fencekitLockers, ...Object.values(cycles)].map((c) => c.close()),
+      );
     }
     const { floor, lock, rtt } = measured.uncontended as Record<
       'floor' | 'lock' | 'rtt',

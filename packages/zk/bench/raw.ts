@@ -20,6 +20,28 @@ export function connectRaw(servers: string, timeoutMs = 30_000): Promise<Client>
   });
 }
 
+/**
+ * Closes a bare client for good and waits (bounded) until it has: node-zookeeper-client would
+ * otherwise keep trying to reconnect once the ensemble is gone, and keep the process alive.
+ */
+export function closeRaw(client: Client, timeoutMs = 2_000): Promise<void> {
+  return new Promise((resolve) => {
+    const finish = () => {
+      clearTimeout(timer);
+      const internals = (
+        client as unknown as { connectionManager: { connect(): void; socket?: { destroy(): void } } }
+      ).connectionManager;
+      internals.connect = () => {};
+      internals.socket?.destroy();
+      client.removeAllListeners();
+      resolve();
+    };
+    const timer = setTimeout(finish, timeoutMs);
+    client.once('disconnected', finish);
+    client.close();
+  });
+}
+
 export function settle<T>(call: (done: (error: ZkException | null, value: T) => void) => void): Promise<T> {
   return new Promise((resolve, reject) => call((error, value) => (error ? reject(error) : resolve(value))));
 }
