@@ -1,4 +1,5 @@
 import type { Socket } from 'node:net';
+import { resetSocket } from './reset.js';
 
 /** What the toxics of one direction do to each chunk, folded into numbers. */
 export interface LinkEffects {
@@ -140,7 +141,7 @@ export class Link {
       } else if (item.kind === 'end') {
         destination.end();
       } else {
-        destination.resetAndDestroy();
+        resetSocket(destination);
         return;
       }
     }

@@ -1,6 +1,7 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { Toxic } from '../types.js';
 import { Link, type LinkEffects, NO_EFFECTS } from './link.js';
+import { resetSocket } from './reset.js';
 import { effectsOf, validateToxic } from './toxics.js';
 
 export interface ProxyOptions {
@@ -50,7 +51,7 @@ class ProxiedConnection {
     upstream.on('connect', () => this.up.attach(upstream));
     upstream.on('error', () => {
       // Refused or reset by the server: the client sees a reset too.
-      if (!this.client.destroyed) this.client.resetAndDestroy();
+      resetSocket(this.client);
     });
     upstream.on('close', () => this.maybeDone());
   }
@@ -67,8 +68,8 @@ class ProxiedConnection {
     this.timers.push(
       setTimeout(() => {
         if (action === 'reset') {
-          this.client.resetAndDestroy();
-          this.upstream?.resetAndDestroy();
+          resetSocket(this.client);
+          if (this.upstream) resetSocket(this.upstream);
         } else {
           this.destroy();
         }
