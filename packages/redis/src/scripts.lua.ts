@@ -201,6 +201,19 @@ else
   redis.call('HSET', waiters, owner, (now + waiter_ttl) .. '|0|' .. ARGV[4])
   keep_queue(2 * waiter_ttl)
 end
+-- The head's turn has lapsed (head grace): the waiter after it may be granted now, so wake it too.
+local function wake_next_if_lapsed(head)
+  local grace = tonumber(ARGV[5]) or 0
+  if grace > 0 and turn_since(head, now) + grace <= now then
+    local next_waiter = redis.call('ZRANGE', queue, 1, 1)[1]
+    local entry = next_waiter and redis.call('HGET', waiters, next_waiter)
+    if entry then
+      local sep = string.find(entry, '|', string.find(entry, '|', 1, true) + 1, true)
+      redis.call('PUBLISH', string.sub(entry, sep + 1), next_waiter)
+    end
+  end
+end
+
 if result ~= -1 then
   local head, channel, _, handoff_ttl = live_head(now)
   if head and channel and head ~= owner then
@@ -211,16 +224,12 @@ if result ~= -1 then
       redis.call('PUBLISH', channel, head .. '|' .. redis.call('GET', fence))
     else
       redis.call('PUBLISH', channel, head)
-      local grace = tonumber(ARGV[5]) or 0
-      if grace > 0 and turn_since(head, now) + grace <= now then
-        local next_waiter = redis.call('ZRANGE', queue, 1, 1)[1]
-        local entry = next_waiter and redis.call('HGET', waiters, next_waiter)
-        if entry then
-          local sep = string.find(entry, '|', string.find(entry, '|', 1, true) + 1, true)
-          redis.call('PUBLISH', string.sub(entry, sep + 1), next_waiter)
-        end
-      end
+      wake_next_if_lapsed(head)
     end
+  elseif head == owner then
+    -- A head giving back a partial grant (requeue): after its turn lapsed, the next waiter must
+    -- learn at once that the lock is free again, or the head would keep winning the race for it.
+    wake_next_if_lapsed(head)
   end
 end
 return result

@@ -65,6 +65,9 @@ type Grant = { sentAt: number };
 
 /** How long to wait for every node to connect before the first request. */
 const CONNECT_TIMEOUT_MS = 2_000;
+/** How long a resource counts as contended after an acquire of it had to wait, and how many are remembered. */
+const CONTENDED_HINT_MS = 1_000;
+const CONTENDED_HINTS = 1_024;
 /** How long after the first node announced a release to wait for a quorum of them. */
 const WAKE_GRACE_MS = 3;
 
@@ -93,6 +96,11 @@ export class RedlockClient implements LockClient<undefined> {
   readonly #retryMaxMs: number;
   readonly #waiterTtlMs: number;
   readonly #lifecycle = new ClientLifecycle<ManagedLease<undefined>>('RedlockClient');
+  /**
+   * Resources whose last acquire here had to wait, until when (monotonic ms). Their next first round
+   * skips the fast-path script: under contention it would only add a round before the full script.
+   */
+  readonly #contended = new Map<string, number>();
   #connected: Promise<void> | undefined;
 
   constructor(options: RedlockClientOptions) {
@@ -194,7 +202,17 @@ export class RedlockClient implements LockClient<undefined> {
     // Round one queues nowhere: it is granted when the lock is free and nobody waits, and
     // otherwise may learn a ticket (not when the fast path alone refused it: the first attempt
     // below then learns one). No waiter needs setting up before it.
-    const first = await this.#quorum.round(keys, resource, owner, ttlMs, 'wait', '', true);
+    const first = await this.#quorum.round(
+      keys,
+      resource,
+      owner,
+      ttlMs,
+      'wait',
+      '',
+      this.#uncontended(resource),
+    );
+    if (first.granted) this.#contended.delete(resource);
+    else this.#markContended(resource);
     if (first.granted) {
       if (!request.signal?.aborted && !this.#lifecycle.closing.aborted) {
         return this.#lease(resource, keys, owner, first, ttlMs);
@@ -287,6 +305,17 @@ export class RedlockClient implements LockClient<undefined> {
     });
     this.#lifecycle.hold(lease);
     return lease;
+  }
+
+  #uncontended(resource: string): boolean {
+    const until = this.#contended.get(resource);
+    return until === undefined || until < monotonicNow();
+  }
+
+  #markContended(resource: string): void {
+    // A hint only (it picks which script goes first), so a bounded map that is simply cleared.
+    if (this.#contended.size >= CONTENDED_HINTS) this.#contended.clear();
+    this.#contended.set(resource, monotonicNow() + CONTENDED_HINT_MS);
   }
 
   /** Waits (once, bounded) for the nodes to connect, since requests to a down node fail at once. */
