@@ -1,11 +1,8 @@
-import { type Cluster, startCluster } from '@fencekit/cluster';
+import { type Cluster, serveClusterToParent, startCluster } from '@fencekit/cluster';
 
 /**
- * Runs the benchmark's ZooKeeper ensemble in a process of its own. The local provider relays every
- * server-to-server link through proxies in the process that started the cluster; in the measuring
- * process they would share one event loop with the clients, so any client work would also delay the
- * ensemble's own quorum traffic. Prints `{ servers, follower, leader }` as one JSON line (every
- * client talks to the same follower) and closes the ensemble on SIGTERM or when stdin ends.
+ * Runs the benchmark's ZooKeeper ensemble in a process of its own (see `serveClusterToParent`). Prints
+ * `{ servers, follower, leader }` as one JSON line: every client talks to the same follower.
  */
 async function start(): Promise<Cluster> {
   // On a loaded machine an ensemble occasionally misses its first leader election in time.
@@ -20,17 +17,9 @@ async function start(): Promise<Cluster> {
 }
 
 const cluster = await start();
-let closing = false;
-const stop = async () => {
-  if (closing) return;
-  closing = true;
-  await cluster.close();
-  process.exit(0);
-};
-process.on('SIGTERM', stop);
-process.stdin.on('end', stop);
-process.stdin.resume();
-const leader = await cluster.leader();
-const follower = cluster.nodes.find((n) => n.id !== leader) ?? cluster.nodes[0];
-if (!follower) throw new Error('the ensemble has no nodes');
-process.stdout.write(`${JSON.stringify({ servers: follower.endpoint, follower: follower.id, leader })}\n`);
+await serveClusterToParent(cluster, async (c) => {
+  const leader = await c.leader();
+  const follower = c.nodes.find((n) => n.id !== leader) ?? c.nodes[0];
+  if (!follower) throw new Error('the ensemble has no nodes');
+  return { servers: follower.endpoint, follower: follower.id, leader };
+});
