@@ -19,3 +19,8 @@ await locks.close();
 if (fence !== 1n) throw new Error('unexpected fence ' + fence);
 console.log('withLock from the installed tarball: ok (fence ' + fence + ')');
 "
+node --input-type=module -e "
+import { jainIndex, percentile } from '@fencekit/core/bench';
+if (percentile([3, 1, 2], 0.5) !== 2 || jainIndex([1, 1]) !== 1) throw new Error('bench helpers misbehave');
+console.log('@fencekit/core/bench from the installed tarball: ok');
+"
