@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jainIndex, measureContended, median, percentile } from '../src/bench/index.js';
+import { jainIndex, measureContended, measureInterleaved, median, percentile } from '../src/bench/index.js';
 import { MemoryLockClient, MemoryLockServer } from '../src/index.js';
 
 describe('bench stats', () => {
@@ -34,5 +34,20 @@ describe('bench stats', () => {
     expect(result.grantsPerClient.reduce((a, b) => a + b, 0)).toBeGreaterThan(10);
     expect(result.handoffs.length).toBeGreaterThan(0);
     expect(result.jain).toBeGreaterThan(0.9);
+  });
+
+  it('times every contender of the interleaved race in turns, each for its share', async () => {
+    const calls = [0, 0];
+    const slow = async () => {
+      calls[0] = (calls[0] ?? 0) + 1;
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    };
+    const fast = async () => {
+      calls[1] = (calls[1] ?? 0) + 1;
+    };
+    const [a, b] = await measureInterleaved([slow, fast], { seconds: 0.1, sliceMs: 20, warmup: 3 });
+    expect(a?.cycles.length).toBe((calls[0] ?? 0) - 3);
+    expect(b?.cycles.length).toBe((calls[1] ?? 0) - 3);
+    expect(b?.cyclesPerSecond).toBeGreaterThan(a?.cyclesPerSecond ?? Number.POSITIVE_INFINITY);
   });
 });

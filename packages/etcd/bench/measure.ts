@@ -1,11 +1,8 @@
+import { type InterleavedResult, measureInterleaved } from '@fencekit/core/bench';
 import type { Contender } from './contenders.js';
 
-export interface Uncontended {
-  /** acquire + release cycles per second, one client, back to back. */
-  cyclesPerSecond: number;
-  /** Every cycle's time (ms), for percentiles pooled over rounds. */
-  cycles: number[];
-}
+/** acquire + release cycles per second, one client, back to back, and every cycle's time (ms). */
+export type Uncontended = InterleavedResult;
 
 /**
  * One round of the uncontended race: one client per contender locking and unlocking back to back,
@@ -22,36 +19,11 @@ export async function uncontendedRound(
 ): Promise<Map<Contender, Uncontended>> {
   const lockers = contenders.map((c) => c.open(endpoints));
   try {
-    // Warm-up: connections to every member, sessions granted, code paths compiled.
-    for (const locker of lockers) for (let i = 0; i < 30; i++) await (await locker.lock(resource))();
-    const cycles = lockers.map((): number[] => []);
-    const spent = lockers.map(() => 0);
-    const passes = Math.max(1, Math.ceil((seconds * 1000) / sliceMs));
-    for (let pass = 0; pass < passes; pass++) {
-      for (let k = 0; k < lockers.length; k++) {
-        const index = (pass + k) % lockers.length;
-        const locker = lockers[index];
-        const mine = cycles[index];
-        if (!locker || !mine) continue;
-        const start = performance.now();
-        const end = start + sliceMs;
-        let now = start;
-        while (now < end) {
-          const unlock = await locker.lock(resource);
-          await unlock();
-          const done = performance.now();
-          mine.push(done - now);
-          now = done;
-        }
-        spent[index] = (spent[index] ?? 0) + (now - start);
-      }
-    }
-    return new Map(
-      contenders.map((c, index) => {
-        const mine = cycles[index] ?? [];
-        return [c, { cyclesPerSecond: (mine.length * 1000) / (spent[index] ?? 1), cycles: mine }];
-      }),
+    const results = await measureInterleaved(
+      lockers.map((locker) => async () => (await locker.lock(resource))()),
+      { seconds, sliceMs, warmup: 30 },
     );
+    return new Map(contenders.map((c, index) => [c, results[index] as InterleavedResult]));
   } finally {
     await Promise.all(lockers.map((l) => l.close()));
   }

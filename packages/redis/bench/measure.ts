@@ -1,4 +1,10 @@
-import { type ContendedResult, measureContended, percentile } from '@fencekit/core/bench';
+import {
+  type ContendedResult,
+  type InterleavedResult,
+  measureContended,
+  measureInterleaved,
+  percentile,
+} from '@fencekit/core/bench';
 import type { Contender } from './contenders.js';
 
 export interface Uncontended {
@@ -22,44 +28,17 @@ export async function measureUncontended(
   sliceMs = 250,
 ): Promise<Map<Contender, Uncontended>> {
   const lockers = contenders.map((c) => c.open(endpoints));
-  const resources = contenders.map((_, i) => `${tag}-u${i}`);
   try {
-    // Warm-up: connections, scripts loaded, code paths compiled.
-    for (const [i, locker] of lockers.entries()) {
-      for (let k = 0; k < 200; k++) await (await locker.lock(resources[i] as string))();
-    }
-    const latencies = lockers.map((): number[] => []);
-    const spent = lockers.map(() => 0);
-    const passes = Math.max(1, Math.ceil((seconds * 1000) / sliceMs));
-    for (let pass = 0; pass < passes; pass++) {
-      for (let k = 0; k < lockers.length; k++) {
-        const i = (pass + k) % lockers.length;
-        const locker = lockers[i];
-        const mine = latencies[i];
-        const resource = resources[i];
-        if (!locker || !mine || resource === undefined) continue;
-        const start = performance.now();
-        const end = start + sliceMs;
-        let now = start;
-        while (now < end) {
-          await (await locker.lock(resource))();
-          const done = performance.now();
-          mine.push(done - now);
-          now = done;
-        }
-        spent[i] = (spent[i] ?? 0) + (now - start);
-      }
-    }
+    const results = await measureInterleaved(
+      lockers.map((locker, i) => async () => (await locker.lock(`${tag}-u${i}`))()),
+      { seconds, sliceMs, warmup: 200 },
+    );
     return new Map(
       contenders.map((c, i) => {
-        const mine = latencies[i] ?? [];
+        const { cycles, cyclesPerSecond } = results[i] as InterleavedResult;
         return [
           c,
-          {
-            opsPerSecond: (mine.length * 1000) / (spent[i] ?? 1),
-            p50Ms: percentile(mine, 0.5),
-            p99Ms: percentile(mine, 0.99),
-          },
+          { opsPerSecond: cyclesPerSecond, p50Ms: percentile(cycles, 0.5), p99Ms: percentile(cycles, 0.99) },
         ];
       }),
     );

@@ -1,4 +1,11 @@
-import { type BenchLocker, type ContendedResult, measureContended, percentile } from '@fencekit/core/bench';
+import {
+  type BenchLocker,
+  type ContendedResult,
+  type InterleavedResult,
+  measureContended,
+  measureInterleaved,
+  percentile,
+} from '@fencekit/core/bench';
 import type { Cycle } from './cycles.js';
 
 export interface UncontendedSeries {
@@ -14,8 +21,8 @@ export interface Ring {
 }
 
 /**
- * Every contender measured in every round, back to back in blocks (order alternating between
- * rounds), and each ring competing for `contendedSeconds` per round too: on a shared machine,
+ * Every contender measured in every round, back to back in blocks (the first turn moving on every
+ * round), and each ring competing for `contendedSeconds` per round too: on a shared machine,
  * background load then falls on all of them alike, and a ratio taken within one round compares
  * figures measured seconds apart.
  */
@@ -30,23 +37,23 @@ export async function runRounds(
   const contended: Record<string, ContendedResult[]> = {};
   for (const name of names) uncontended[name] = { rates: [], durations: [] };
   for (const name of ringNames) contended[name] = [];
-  for (const name of names) for (let i = 0; i < options.warmup; i++) await cycles[name]?.once();
   for (let round = 0; round < options.rounds; round++) {
     const forward = round % 2 === 0;
-    for (const name of forward ? names : [...names].reverse()) {
-      const cycle = cycles[name] as Cycle;
+    // One slice of blockMs per contender per round; the first turn moves on every round.
+    const results = await measureInterleaved(
+      names.map((name) => () => (cycles[name] as Cycle).once()),
+      {
+        seconds: options.blockMs / 1000,
+        sliceMs: options.blockMs,
+        warmup: round === 0 ? options.warmup : 0,
+        firstTurn: round,
+      },
+    );
+    for (const [i, name] of names.entries()) {
       const series = uncontended[name] as UncontendedSeries;
-      const start = performance.now();
-      let last = start;
-      let count = 0;
-      while (last - start < options.blockMs) {
-        await cycle.once();
-        const now = performance.now();
-        series.durations.push(now - last);
-        last = now;
-        count++;
-      }
-      series.rates.push((count * 1000) / (last - start));
+      const result = results[i] as InterleavedResult;
+      series.durations.push(...result.cycles);
+      series.rates.push(result.cyclesPerSecond);
     }
     for (const name of forward ? ringNames : [...ringNames].reverse()) {
       const ring = rings[name] as Ring;

@@ -9,4 +9,10 @@ export {
   measureContended,
   type Unlock,
 } from './contended.js';
+export {
+  type BenchCycle,
+  type InterleavedOptions,
+  type InterleavedResult,
+  measureInterleaved,
+} from './interleaved.js';
 export { jainIndex, median, percentile } from './stats.js';
