@@ -15,6 +15,7 @@ import {
   monotonicNow,
   NotLockHolderError,
   normalizeAcquire,
+  settleWithin,
   type TryAcquireOptions,
 } from '@fencekit/core';
 import type { Redis } from 'ioredis';
@@ -29,7 +30,7 @@ import { classifyFailure, errorMessage } from './failures.js';
 import { DEFAULT_KEY_PREFIX, type ResourceKeys, resourceKeys, wakeChannel } from './keys.js';
 import { type AttemptReply, LockNode } from './node.js';
 import { newOwnerToken } from './owner.js';
-import { settleWithin, Waiter, waitForGrant } from './waiter.js';
+import { Waiter, waitForGrant } from './waiter.js';
 import { WakeSubscriber } from './wake.js';
 
 export interface RedisLockClientOptions {
@@ -127,8 +128,11 @@ export class RedisLockClient implements LockClient<bigint> {
     }
     const startedAt = monotonicNow();
     // Most acquires find the lock free: the small fast-path script first, with no waiter set up.
-    // It does not jump the queue: with waiters queued it decides nothing and the wait begins.
-    const lease = await this.#lifecycle.track(this.#tryAcquire(request.resource, request.ttlMs, false));
+    // It does not jump the queue: with waiters queued it decides nothing and the wait begins. With
+    // no wait at all (waitMs 0) it decides, exactly as tryAcquire does.
+    const lease = await this.#lifecycle.track(
+      this.#tryAcquire(request.resource, request.ttlMs, request.waitMs === 0),
+    );
     if (lease !== null && lease !== undefined) {
       if (!request.signal?.aborted) return lease;
       await lease.release().catch(() => undefined);

@@ -17,5 +17,5 @@ export {
   type Requeue,
 } from './node.js';
 export { newOwnerToken } from './owner.js';
-export { type AttemptOutcome, settleWithin, Waiter, type WaitPlan, waitForGrant } from './waiter.js';
+export { type AttemptOutcome, Waiter, type WaitPlan, waitForGrant } from './waiter.js';
 export { WakeSubscriber } from './wake.js';

@@ -143,18 +143,3 @@ function untilStopped<T>(work: Promise<T>, stop: AbortSignal): Promise<T> {
     );
   });
 }
-
-/** Waits for `work` to settle, at most `ms`; never throws. For best-effort clean-up calls. */
-export async function settleWithin(work: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-  });
-  try {
-    await Promise.race([work.then(noop, noop), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function noop(): void {}

@@ -13,6 +13,7 @@ import {
   ManagedLease,
   monotonicNow,
   normalizeAcquire,
+  settleWithin,
   type TryAcquireOptions,
 } from '@fencekit/core';
 import {
@@ -26,7 +27,6 @@ import {
   type RedisConnection,
   type ResourceKeys,
   resourceKeys,
-  settleWithin,
   Waiter,
   WakeSubscriber,
   waitForGrant,
@@ -63,6 +63,8 @@ export interface RedlockClientOptions {
 
 type Grant = { sentAt: number };
 
+/** How long close() waits for a released lease's slowest nodes to answer. */
+const RELEASE_STRAGGLERS_MS = 2_000;
 /** How long to wait for every node to connect before the first request. */
 const CONNECT_TIMEOUT_MS = 2_000;
 /** How long a resource counts as contended after an acquire of it had to wait, and how many are remembered. */
@@ -297,7 +299,8 @@ export class RedlockClient implements LockClient<undefined> {
         // The slowest nodes' releases finish after the lease is released; close() waits for them.
         release: () =>
           this.#quorum.release(keys, resource, owner, ttlMs, (all) => {
-            this.#lifecycle.track(all);
+            // Bounded: a node cut off with its socket still open would never answer (no command timeout).
+            this.#lifecycle.track(settleWithin(all, RELEASE_STRAGGLERS_MS));
           }),
       },
       onEnd: () => this.#lifecycle.forget(lease),

@@ -1,5 +1,5 @@
-import { LockLostError, monotonicNow, NotLockHolderError, QuorumError } from '@fencekit/core';
-import { type AttemptReply, type LockNode, type ResourceKeys, settleWithin } from '@fencekit/redis';
+import { LockLostError, monotonicNow, NotLockHolderError, QuorumError, settleWithin } from '@fencekit/core';
+import type { AttemptReply, LockNode, ResourceKeys } from '@fencekit/redis';
 import { fanOut, type NodeResult, outcomesOf } from './fan-out.js';
 import { defaultNodeTimeout } from './timing.js';
 
