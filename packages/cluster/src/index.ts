@@ -9,7 +9,7 @@ export {
   UnsupportedFaultError,
 } from './errors.js';
 export { DEFAULT_NODES } from './options.js';
-export { serveClusterToParent } from './serve.js';
+export { type ServedCluster, serveClusterToParent, startServedCluster } from './serve.js';
 export { startCluster } from './start.js';
 export type {
   ClockOptions,

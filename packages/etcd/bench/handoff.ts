@@ -1,7 +1,4 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { startServedCluster } from '@fencekit/cluster';
 import { percentile } from '@fencekit/core/bench';
 import { EtcdClient } from '@fencekit/etcd';
 import type { IRequestOp, ITxnRequest } from 'etcd3';
@@ -35,12 +32,11 @@ function kindOf(request: ITxnRequest): Kind {
   return 'other';
 }
 
-const server = spawn(process.execPath, [fileURLToPath(new URL('./cluster-process.js', import.meta.url))], {
-  stdio: ['pipe', 'pipe', 'inherit'],
-});
+const server = await startServedCluster<{ endpoints: string[] }>(
+  new URL('./cluster-process.js', import.meta.url),
+);
 try {
-  const [line] = (await once(createInterface({ input: server.stdout }), 'line')) as [string];
-  const { endpoints } = JSON.parse(line) as { endpoints: string[] };
+  const { endpoints } = server;
   const calls: Call[][] = [];
   const clients = Array.from({ length: CLIENTS }, (_, i) => {
     const client = new EtcdClient({ hosts: endpoints, prefix: 'bench-handoff' });
@@ -115,7 +111,5 @@ try {
   }
   await Promise.all(clients.map((c) => c.close()));
 } finally {
-  const exited = once(server, 'exit');
-  server.kill('SIGTERM');
-  await exited;
+  await server.close();
 }

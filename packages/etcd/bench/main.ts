@@ -1,8 +1,6 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { execFileSync } from 'node:child_process';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { startServedCluster } from '@fencekit/cluster';
 import { type ContendedResult, jainIndex, measureContended, median, percentile } from '@fencekit/core/bench';
 import { Etcd3 } from 'etcd3';
 import { type Contender, etcd3Lock, fencekit, fencekitPerGrant, floor } from './contenders.js';
@@ -45,12 +43,11 @@ interface Tally {
 async function main(): Promise<void> {
   const loadBefore = load();
   const started = new Date();
-  const server = spawn(process.execPath, [fileURLToPath(new URL('./cluster-process.js', import.meta.url))], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  const server = await startServedCluster<{ endpoints: string[] }>(
+    new URL('./cluster-process.js', import.meta.url),
+  );
   try {
-    const [line] = (await once(createInterface({ input: server.stdout }), 'line')) as [string];
-    const cluster = JSON.parse(line) as { endpoints: string[] };
+    const cluster = server;
     const probe = new Etcd3({ hosts: cluster.endpoints.map((e) => `http://${e}`) });
     const tallies = new Map<Contender, Tally>(
       contenders.map((c) => [c, { rates: [], cycles: [], ratios: [], contended: [] }]),
@@ -91,9 +88,7 @@ async function main(): Promise<void> {
     }
     console.log(report(tallies, rtts, started, loadBefore, load()));
   } finally {
-    const exited = once(server, 'exit');
-    server.kill('SIGTERM');
-    await exited;
+    await server.close();
   }
 }
 

@@ -1,7 +1,4 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { startServedCluster } from '@fencekit/cluster';
 import { EtcdClient } from '@fencekit/etcd';
 import {
   CompareResult,
@@ -112,12 +109,11 @@ const all: Contender[] = [
 ];
 const contenders = only === undefined ? all : [all[only] as Contender];
 
-const server = spawn(process.execPath, [fileURLToPath(new URL('./cluster-process.js', import.meta.url))], {
-  stdio: ['pipe', 'pipe', 'inherit'],
-});
+const server = await startServedCluster<{ endpoints: string[] }>(
+  new URL('./cluster-process.js', import.meta.url),
+);
 try {
-  const [line] = (await once(createInterface({ input: server.stdout }), 'line')) as [string];
-  const { endpoints } = JSON.parse(line) as { endpoints: string[] };
+  const { endpoints } = server;
   const lockers = contenders.map((c) => c.open(endpoints));
   for (const l of lockers) for (let i = 0; i < 100; i++) await (await l.lock('p'))();
   const wall = contenders.map(() => 0);
@@ -140,7 +136,5 @@ try {
   }
   await Promise.all(lockers.map((l) => l.close()));
 } finally {
-  const exited = once(server, 'exit');
-  server.kill('SIGTERM');
-  await exited;
+  await server.close();
 }
