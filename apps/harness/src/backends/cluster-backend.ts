@@ -4,19 +4,6 @@ import type { BackendFactory, BackendName } from './types.js';
 /** Server start-up code, loaded only by the coordinator: client processes never touch it. */
 const servers = () => import('./cluster-deployment.js');
 
-/** Every fault the harness knows; a backend whose servers can suffer them all lists this. */
-export const ALL_FAULTS = [
-  'pause-client',
-  'pause-server',
-  'kill',
-  'partition',
-  'isolate',
-  'cut-clients',
-  'latency',
-  'clock-jump',
-  'clock-drift',
-] as const;
-
 /** What a backend on @fencekit/cluster servers says about itself; `connect` is all its own code. */
 export interface ClusterBackendSpec extends Omit<BackendFactory, 'preflight' | 'deploy'> {
   readonly topology: Topology;

@@ -1,5 +1,6 @@
 import { RedlockClient } from '@fencekit/redlock';
-import { ALL_FAULTS, clusterBackend } from './cluster-backend.js';
+import { FAULT_NAMES } from '../nemesis/faults.js';
+import { clusterBackend } from './cluster-backend.js';
 
 /** Redlock over five independent Redis masters. No safe fence, so fencing does not apply. */
 export const redlockBackend = clusterBackend({
@@ -8,7 +9,7 @@ export const redlockBackend = clusterBackend({
   topology: 'redis-independent',
   nodes: 5,
   safeFences: false,
-  faults: ALL_FAULTS,
+  faults: FAULT_NAMES,
   defaultTtlMs: 1_000,
   nativeElection: false,
   async connect({ endpoints, namespace, ttlMs }) {

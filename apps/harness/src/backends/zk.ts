@@ -1,5 +1,6 @@
 import { ZkElectionClient, type ZkLease, ZkLockClient } from '@fencekit/zk';
-import { ALL_FAULTS, clusterBackend } from './cluster-backend.js';
+import { FAULT_NAMES } from '../nemesis/faults.js';
+import { clusterBackend } from './cluster-backend.js';
 
 /**
  * ZooKeeper on a 3-node ensemble: ephemeral-sequential lock and election, fence = the lock node's
@@ -12,7 +13,7 @@ export const zkBackend = clusterBackend({
   topology: 'zookeeper',
   nodes: 3,
   safeFences: true,
-  faults: ALL_FAULTS,
+  faults: FAULT_NAMES,
   defaultTtlMs: 1_000,
   nativeElection: true,
   async connect({ endpoints, namespace, ttlMs }) {

@@ -63,6 +63,8 @@ async function main(config: ClientConfig): Promise<void> {
     random: seededRandom(config.seed * 1_000 + config.index),
     async window(f) {
       const seq = acks.next();
+      // The coordinator must see this client's grant before its window opens: send pending events first.
+      pipe.flush();
       process.send?.({ kind: 'window', process: recorder.process, f, seq });
       // Bounded: a lost acknowledgement costs at most an op timeout, never the run.
       if (config.windowAck) await acks.wait(seq, config.opTimeoutMs, stopping.signal);
