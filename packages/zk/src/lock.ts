@@ -168,11 +168,8 @@ export class ZkLockClient implements LockClient<bigint> {
         try {
           const joined = await this.#queue.join(this.folderOf(resource), null, scope.signal);
           entry = joined.entry;
-          // Alone in the folder, with the fence from the create's own reply: the head already.
-          const czxid =
-            joined.order.length === 1 && joined.order[0] === entry.name && entry.czxid !== undefined
-              ? entry.czxid
-              : (await this.#queue.awaitHead(entry, joined, scope.signal)).czxid;
+          // Alone in the folder, awaitHead answers at once with the fence from the create's own reply.
+          const { czxid } = await this.#queue.awaitHead(entry, joined, scope.signal);
           const lease = this.#grant(resource, entry, czxid, ttlMs);
           if (lease) return await freshLease(lease);
           // Head while suspended: not reportable. Wait for the connection and look again.
