@@ -1,9 +1,14 @@
 import { ClientClosedError, isFencekitError } from './errors.js';
 
-/** A lease as the lifecycle sees it: something that can be given back. */
+/** A lease as the lifecycle sees it: something that can be given back, and may say it has ended. */
 interface Releasable {
   release(): Promise<void>;
+  /** false once the lease ended; reading it lets a lazily expiring lease notice its expiry. */
+  readonly held?: boolean;
 }
+
+/** Held leases are swept for ended ones whenever their number doubles past this. */
+const SWEEP_FLOOR = 64;
 
 /**
  * The open/closing/closed bookkeeping every lock client needs: refuse work after `close()`, let
@@ -15,6 +20,7 @@ export class ClientLifecycle<L extends Releasable> {
   readonly #leases = new Set<L>();
   readonly #pending = new Set<Promise<unknown>>();
   #closed: Promise<void> | undefined;
+  #sweepAt = SWEEP_FLOOR;
 
   constructor(private readonly clientName: string) {}
 
@@ -41,6 +47,11 @@ export class ClientLifecycle<L extends Releasable> {
   /** A lease this client handed out; `close()` releases it unless `forget` came first. */
   hold(lease: L): void {
     this.#leases.add(lease);
+    if (this.#leases.size < this.#sweepAt) return;
+    // A lease left to expire with lazy expiry ends only when something looks at it: look now and then,
+    // so a caller who lets leases run out does not grow this set without bound. Amortised O(1).
+    for (const held of [...this.#leases]) if (held.held === false) this.#leases.delete(held);
+    this.#sweepAt = Math.max(SWEEP_FLOOR, this.#leases.size * 2);
   }
 
   forget(lease: L): void {
@@ -61,6 +72,7 @@ export class ClientLifecycle<L extends Releasable> {
     await Promise.allSettled([...this.#pending]);
     await Promise.allSettled(
       [...this.#leases].map(async (lease) => {
+        if (lease.held === false) return;
         try {
           await lease.release();
         } catch (error) {
