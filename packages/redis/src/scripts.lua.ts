@@ -163,7 +163,8 @@ return {0, retry, tonumber(ticket) or 0}
  * channel, head grace ms.
  *
  * Compare-owner-and-delete. With a requeue ticket the caller goes back to its place in the queue
- * (a quorum attempt that failed gives back its partial grants but keeps waiting). Whenever the lock
+ * (a quorum attempt that failed gives back its partial grants but keeps waiting), or to the back of
+ * the line when it was the head and its turn has lapsed. Whenever the lock
  * is free afterwards, the head waiter gets it: when it asked for handoff, the lock is granted to it
  * here (SET + INCR fence) and "owner|fence" is PUBLISHed on its client's channel; otherwise "owner"
  * is published, and the waiter comes to take it. When the head's turn has lapsed (head grace), the
@@ -197,7 +198,18 @@ else
   if tonumber(redis.call('GET', tickets) or '0') < tonumber(requeue) then
     redis.call('SET', tickets, requeue)
   end
-  redis.call('ZADD', queue, requeue, owner)
+  -- A head whose turn has lapsed (head grace) and which still could not win a quorum goes to the
+  -- back of this node's line. Back at the front, it would take the free lock again on its next
+  -- round, ahead of a waiter that can win: both retry at the pace of the same node timeout, so
+  -- they can stay in step for good.
+  local turn = redis.call('HGET', waiters, ':turn')
+  local grace = tonumber(ARGV[5]) or 0
+  local score = requeue
+  if grace > 0 and turn and string.sub(turn, 1, #owner + 1) == owner .. '|'
+      and tonumber(string.sub(turn, #owner + 2)) + grace <= now then
+    score = redis.call('INCR', tickets)
+  end
+  redis.call('ZADD', queue, score, owner)
   redis.call('HSET', waiters, owner, (now + waiter_ttl) .. '|0|' .. ARGV[4])
   keep_queue(2 * waiter_ttl)
 end
