@@ -92,6 +92,8 @@ export class RedlockClient implements LockClient<undefined> {
   readonly #connections: OpenedConnection[];
   readonly #quorum: Quorum;
   readonly #subscribers: WakeSubscriber[];
+  /** Removes the error tracking from the connections (the caller's own ones outlive the client). */
+  readonly #untrackErrors: (() => void)[];
   readonly #prefix: string;
   readonly #drift: (ttlMs: number) => number;
   readonly #retryBaseMs: number;
@@ -127,7 +129,7 @@ export class RedlockClient implements LockClient<undefined> {
       // Every request already has its own per-node timeout (fanOut), so no per-command timer.
       openConnection(node, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: undefined }),
     );
-    for (const c of this.#connections) trackConnectionErrors(c.redis);
+    this.#untrackErrors = this.#connections.map((c) => trackConnectionErrors(c.redis));
     const channel = wakeChannel(this.#prefix, newOwnerToken());
     this.#quorum = new Quorum({
       nodes: this.#connections.map((c) => new LockNode(c.name, c.redis)),
@@ -341,6 +343,7 @@ export class RedlockClient implements LockClient<undefined> {
   }
 
   async #freeConnections(): Promise<void> {
+    for (const untrack of this.#untrackErrors) untrack();
     await Promise.all(this.#subscribers.map((s) => s.close()));
     await Promise.all(this.#connections.filter((c) => c.owned).map((c) => closeConnection(c.redis)));
   }

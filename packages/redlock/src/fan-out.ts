@@ -80,10 +80,24 @@ export function fanOut<T>(
 
 const lastConnectionErrors = new WeakMap<Redis, string>();
 
-/** Remembers each connection's last error, so a request refused for want of a connection says why. */
-export function trackConnectionErrors(redis: Redis): void {
-  redis.on('error', (error: unknown) => lastConnectionErrors.set(redis, errorMessage(error)));
-  redis.on('ready', () => lastConnectionErrors.delete(redis));
+/**
+ * Remembers each connection's last error, so a request refused for want of a connection says why.
+ * Returns the undo: a connection the caller owns outlives the client and must not keep its listeners.
+ */
+export function trackConnectionErrors(redis: Redis): () => void {
+  const onError = (error: unknown): void => {
+    lastConnectionErrors.set(redis, errorMessage(error));
+  };
+  const onReady = (): void => {
+    lastConnectionErrors.delete(redis);
+  };
+  redis.on('error', onError);
+  redis.on('ready', onReady);
+  return () => {
+    redis.off('error', onError);
+    redis.off('ready', onReady);
+    lastConnectionErrors.delete(redis);
+  };
 }
 
 /** Why a node's request failed, in words an operator can act on. */

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { injectCluster } from '@fencekit/cluster/vitest';
 import { LockAbortedError, LockTimeoutError } from '@fencekit/core';
 import { RedlockClient } from '@fencekit/redlock';
+import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { untilQueued } from '../../redis/test/support/queue.js';
 
@@ -75,5 +76,19 @@ describe('RedlockClient', () => {
     const next = await a.tryAcquire(r, { ttlMs: 1_000 });
     expect(next).not.toBeNull();
     await next?.release();
+  });
+
+  it('leaves the connections the caller owns open, and without its listeners, after close()', async () => {
+    const owned = endpoints.map((e) => new Redis(`redis://${e}`));
+    try {
+      const listeners = owned.map((r) => [r.listenerCount('error'), r.listenerCount('ready')]);
+      const c = new RedlockClient({ nodes: owned, nodeTimeoutMs: 250 });
+      await (await c.acquire(resource(), { ttlMs: 2_000 })).release();
+      await c.close();
+      expect(owned.map((r) => [r.listenerCount('error'), r.listenerCount('ready')])).toEqual(listeners);
+      expect(await Promise.all(owned.map((r) => r.ping()))).toEqual(owned.map(() => 'PONG'));
+    } finally {
+      for (const r of owned) r.disconnect();
+    }
   });
 });
