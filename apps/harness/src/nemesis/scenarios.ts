@@ -30,13 +30,6 @@ export const SCENARIOS = {
 
 export type ScenarioName = keyof typeof SCENARIOS;
 
-/**
- * The lock TTL a scenario runs with unless `--ttl` says otherwise. Between the holder's grant and the
- * second one lie a SIGSTOP, the network turning, reconnects and a poll: a few hundred milliseconds on a
- * loaded two-core machine, where Redlock's 1 s default left the holder's grant sometimes already expired
- * by its own reckoning, which would make the conviction the pause's doing rather than the clock's.
- */
-export const SCENARIO_TTL_MS: Partial<Record<ScenarioName, number>> = { 'clock-jump': 2_000 };
 export const SCENARIO_NAMES = Object.keys(SCENARIOS) as ScenarioName[];
 
 export async function runScenario(

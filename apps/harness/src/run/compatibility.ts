@@ -1,5 +1,6 @@
 import type { BackendFactory } from '../backends/types.js';
 import { OptionsError, type ParsedRunOptions } from './options.js';
+import { scenarioSettings } from './scenario-settings.js';
 
 /** Refuses combinations that cannot mean anything, saying why, before anything is started. */
 export function validateRun(options: ParsedRunOptions, factory: BackendFactory): void {
@@ -17,8 +18,9 @@ export function validateRun(options: ParsedRunOptions, factory: BackendFactory):
       );
     }
   }
-  if (options.scenario === 'clock-jump' && factory.name !== 'redlock') {
-    problems.push('the clock-jump scenario is Redlock’s diagram: use --backend redlock');
+  const required = scenarioSettings(options.scenario).backend;
+  if (required && factory.name !== required.name) {
+    problems.push(`the ${options.scenario} scenario is ${required.why}: use --backend ${required.name}`);
   }
   if (options.scenario && options.fault.length > 0) {
     problems.push('a scripted --scenario runs alone: drop --fault');

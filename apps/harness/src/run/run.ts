@@ -13,7 +13,7 @@ import {
   type NemesisContext,
   runSchedule,
 } from '../nemesis/nemesis.js';
-import { runScenario, SCENARIO_TTL_MS } from '../nemesis/scenarios.js';
+import { runScenario } from '../nemesis/scenarios.js';
 import { faultSchedule } from '../nemesis/schedule.js';
 import type { ClientConfig } from '../workloads/types.js';
 import { sleep } from '../workloads/util.js';
@@ -24,6 +24,7 @@ import type { ParsedRunOptions } from './options.js';
 import { type RunMeta, writeRun } from './output.js';
 import { consoleProgress, linesTo, type ProgressSink } from './progress.js';
 import { resolveProvider } from './provider.js';
+import { scenarioSettings } from './scenario-settings.js';
 
 export interface RunHooks {
   /** A deployment to reuse (the suite shares one per backend); otherwise one is started and closed. */
@@ -52,8 +53,8 @@ export interface RunSummary {
  */
 export async function runOnce(options: ParsedRunOptions, hooks: RunHooks = {}): Promise<RunSummary> {
   const factory = await loadBackend(options.backend);
-  const ttlMs =
-    options.ttl ?? (options.scenario ? SCENARIO_TTL_MS[options.scenario] : undefined) ?? factory.defaultTtlMs;
+  const scripted = scenarioSettings(options.scenario);
+  const ttlMs = options.ttl ?? scripted.ttlMs ?? factory.defaultTtlMs;
   validateRun(options, factory);
   // Fencing means the resource checks fences: only where the workload writes under a lock with fences.
   const fencing =
@@ -106,9 +107,9 @@ export async function runOnce(options: ParsedRunOptions, hooks: RunHooks = {}): 
     const namespace = `fencekit-${id}`;
     // Each waiter says whether it took the client; a client nobody takes goes on to the next waiter.
     const windowWaiters: ((client: ClientHandle) => boolean)[] = [];
-    // Scripted scenarios stop a client inside its window for sure: the client waits for this side's
-    // acknowledgement, sent only once the nemesis has had its say (a SIGSTOP comes before it).
-    const windowAck = options.scenario === 'clock-jump';
+    // A scenario that needs a client stopped inside its window for sure has the client wait for this
+    // side's acknowledgement, sent only once the nemesis has had its say (a SIGSTOP comes before it).
+    const { windowAck } = scripted;
     const handles: ClientHandle[] = [];
     const clients = await Promise.all(
       Array.from({ length: options.clients }, async (_, index) => {
@@ -124,7 +125,7 @@ export async function runOnce(options: ParsedRunOptions, hooks: RunHooks = {}): 
           ttlMs,
           windowMs: options.window,
           opTimeoutMs: Math.max(2_000, ttlMs * 4),
-          acquire: options.scenario === 'clock-jump' ? 'poll' : 'wait',
+          acquire: scripted.acquire,
           windowAck,
           tickMs: options.tick,
           seed: options.seed,
