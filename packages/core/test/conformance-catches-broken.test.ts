@@ -52,6 +52,13 @@ class EveryoneLeadsHub extends MemoryElectionHub {
   }
 }
 
+/** An election hub where a leader that steps down keeps its seat: nobody is elected after it. */
+class SeatKeepingHub extends MemoryElectionHub {
+  override resign(): boolean {
+    return true;
+  }
+}
+
 const options = (server: MemoryLockServer) => ({
   createClient: async () => createMemoryLockClient({ server }),
   ttlMs: 300,
@@ -87,6 +94,25 @@ describe('the conformance suite catches broken clients', () => {
     await expect(
       runElectionCheck('one-leader', { createElection: async (name) => new MemoryElection(name, hub) }),
     ).rejects.toThrow(/leaders at once/);
+  });
+
+  it('fails an election whose leader keeps its seat after losing its session', async () => {
+    const hub = new SeatKeepingHub();
+    await expect(
+      runElectionCheck('session-loss-hands-over', {
+        createElection: async (name) => new MemoryElection(name, hub),
+        loseSession: (participant) => participant.close(),
+      }),
+    ).rejects.toThrow(/the next candidate after the leader lost its session: did not settle/);
+  });
+
+  it('refuses to run the session-loss check without a way to lose a session', () => {
+    const hub = new MemoryElectionHub();
+    expect(() =>
+      runElectionCheck('session-loss-hands-over', {
+        createElection: async (name) => new MemoryElection(name, hub),
+      }),
+    ).toThrow(/needs the loseSession option/);
   });
 
   it('names the known checks when asked for an unknown one', () => {

@@ -1,6 +1,11 @@
 import { describe, it } from 'vitest';
 import { DEFAULT_CAPABILITIES, type LockConformanceOptions, withCheckContext } from './context.js';
-import { type ElectionConformanceOptions, electionChecks, withElectionContext } from './election-checks.js';
+import {
+  type ElectionConformanceOptions,
+  electionChecks,
+  missingRequirement,
+  withElectionContext,
+} from './election-checks.js';
 import { lockChecks } from './lock-checks.js';
 
 /** Per-check budget: generous, since expiry checks wait several TTLs on a shared, busy machine. */
@@ -37,7 +42,13 @@ export function describeElectionConformance(name: string, options: ElectionConfo
   const timeout = checkTimeout(options.ttlMs ?? 500, options.timeScale ?? 1);
   describe(`${name}: election conformance`, () => {
     for (const check of electionChecks) {
-      it(check.title, () => withElectionContext(options, (context) => check.run(context)), timeout);
+      const missing = missingRequirement(check, options);
+      const title = missing ? `${check.title} (needs the ${missing} option)` : check.title;
+      it.skipIf(missing !== undefined)(
+        title,
+        () => withElectionContext(options, (context) => check.run(context)),
+        timeout,
+      );
     }
   });
 }

@@ -17,19 +17,43 @@ export interface ElectionConformanceOptions {
   candidates?: number;
   /** Prefix for the random election names. */
   namePrefix?: string;
+  /**
+   * Ends the session behind `leadership` without its participant's help, as when the server expires
+   * it or an operator revokes it (etcd: revoke the lease the candidate key is attached to; ZooKeeper:
+   * expire the session). Resolves once the server has acted. Without it the session-loss check is
+   * skipped: the suite has no other way to make a session end.
+   */
+  loseSession?: (participant: Election, leadership: Leadership) => Promise<void>;
 }
+
+/** What an election check may need beyond candidates; a check needing what the adapter lacks is skipped. */
+export type ElectionRequirement = 'loseSession';
 
 export interface ElectionCheckContext {
   readonly candidates: number;
+  /** The session TTL the factory uses (`ElectionConformanceOptions.ttlMs`, default 500 ms). */
+  readonly ttlMs: number;
   /** A fresh participant in this check's election; closed after the check. */
   participant(): Promise<Election>;
+  /** See `ElectionConformanceOptions.loseSession`; present whenever a check requires it. */
+  readonly loseSession: ElectionConformanceOptions['loseSession'];
   scaled(ms: number): number;
 }
 
 export interface ElectionCheck {
   readonly id: string;
   readonly title: string;
+  /** Skipped when the options do not provide this. */
+  readonly requires?: ElectionRequirement;
   run(context: ElectionCheckContext): Promise<void>;
+}
+
+/** Why `check` cannot run with `options`, or undefined when it can. */
+export function missingRequirement(
+  check: ElectionCheck,
+  options: ElectionConformanceOptions,
+): ElectionRequirement | undefined {
+  return check.requires !== undefined && options[check.requires] === undefined ? check.requires : undefined;
 }
 
 /** Runs `body` with a fresh election name and closes every participant it opened. */
@@ -43,6 +67,8 @@ export async function withElectionContext(
   try {
     await body({
       candidates: options.candidates ?? 5,
+      ttlMs: options.ttlMs ?? 500,
+      loseSession: options.loseSession,
       async participant() {
         const election = await options.createElection(name);
         opened.push(election);
@@ -60,6 +86,8 @@ export function runElectionCheck(id: string, options: ElectionConformanceOptions
   const check = electionChecks.find((c) => c.id === id);
   if (!check)
     throw new Error(`No election check "${id}"; known: ${electionChecks.map((c) => c.id).join(', ')}`);
+  const missing = missingRequirement(check, options);
+  if (missing) throw new Error(`Election check "${id}" needs the ${missing} option`);
   return withElectionContext(options, (context) => check.run(context));
 }
 
@@ -236,6 +264,49 @@ export const electionChecks: readonly ElectionCheck[] = [
         if (Date.now() > deadline) assert.fail('leader() still names a leader after it resigned');
         await delay(10);
       }
+    },
+  },
+  {
+    id: 'session-loss-hands-over',
+    title: 'a leader whose session is lost stops leading, the next candidate takes over, observers see it',
+    requires: 'loseSession',
+    async run(context) {
+      const loseSession = context.loseSession;
+      assert.ok(loseSession, 'the session-loss check ran without loseSession');
+      const [a, b, watcher] = [
+        await context.participant(),
+        await context.participant(),
+        await context.participant(),
+      ];
+      const observer = observeInto(watcher);
+      const first = await a.campaign('first', { waitMs: context.scaled(5_000) });
+      await observer.until((l) => l?.candidate === 'first', context.scaled(5_000), 'the first leader');
+      const second = b.campaign('second', { waitMs: context.scaled(30_000) });
+      // Awaited below; until then a rejection (the check failing first) must not go unhandled.
+      second.catch(() => {});
+      await delay(context.scaled(100));
+      assert.equal(first.isLeader, true, 'the first leader lost leadership before its session did');
+      // A session is kept alive within its TTL, so its loss must be noticed within one TTL (keep-alive
+      // refused, or the TTL running out unrenewed) and the server frees the seat at the same moment;
+      // the slack is for the round trips and a busy machine.
+      const boundMs = context.scaled(context.ttlMs + 2_000);
+      await loseSession(a, first);
+      await waitForAbort(first.signal, boundMs, 'the leadership signal after its session was lost');
+      assert.equal(first.isLeader, false, 'isLeader still true after the leadership signal aborted');
+      const reason = first.signal.reason as { code?: unknown } | undefined;
+      assert.equal(reason?.code, 'lost', 'the leadership signal reason should be a LockLostError');
+      const next = await within(second, boundMs, 'the next candidate after the leader lost its session');
+      assert.equal(next.candidate, 'second');
+      assert.ok(next.term > first.term, `term ${next.term} not above ${first.term}`);
+      await observer.until((l) => l?.candidate === 'second', boundMs, 'the leader after the session loss');
+      await observer.stop(context.scaled(5_000));
+      const leaders = observer.seen.filter((l): l is LeaderInfo => l !== null);
+      const firstAt = leaders.findIndex((l) => l.candidate === 'first');
+      const secondAt = leaders.findIndex((l) => l.candidate === 'second');
+      assert.ok(firstAt < secondAt, `observed out of order: ${describeSeen(observer.seen)}`);
+      assert.equal(leaders[secondAt]?.term, next.term);
+      assert.equal((await watcher.leader())?.candidate, 'second');
+      await next.resign();
     },
   },
 ];

@@ -15,6 +15,7 @@ export {
   type ElectionCheck,
   type ElectionCheckContext,
   type ElectionConformanceOptions,
+  type ElectionRequirement,
   electionChecks,
   runElectionCheck,
 } from './election-checks.js';
