@@ -14,6 +14,9 @@ import type { Session } from './session.js';
 /** Marks an `extend` issued by the session's own keep-alive, which must not cost another request. */
 const SESSION_RENEWAL = Symbol('fencekit.etcd.sessionRenewal');
 
+/** Subtracted from every validity, so a lease always ends a little before the session it lives on. */
+const DRIFT_MS = 1;
+
 /** What `guardedPut` and custom transactions need to know about a grant. */
 export interface Holding {
   readonly etcd: Etcd3;
@@ -58,6 +61,9 @@ export class EtcdLease extends ManagedLease<bigint> {
   readonly leaseId: string;
   /** The TTL etcd granted that lease (ms): how long after its holder dies the lock frees itself. */
   readonly grantedTtlMs: number;
+  readonly #session: Session;
+  /** Armed only while the lease's validity ends before its session's (see `#watchOwnExpiry`). */
+  #ownExpiry: NodeJS.Timeout | undefined;
 
   constructor(grant: EtcdGrant) {
     const { etcd, session, ticket, resource } = grant;
@@ -69,9 +75,10 @@ export class EtcdLease extends ManagedLease<bigint> {
       // Valid exactly as long as the session: the key dies with its lease, not before.
       sentAt: session.validUntil - session.ttlMs,
       ttlMs: session.ttlMs,
-      driftMs: () => 1,
-      // The session's own timer ends the lease at its expiry (onSessionLost below); a second timer per
-      // lease would only repeat it. `held` and `signal` still notice expiry on the clock.
+      driftMs: () => DRIFT_MS,
+      // No timer per lease while the lease expires with its session: the session's timer ends it then
+      // (onSessionLost below), and `held` and `signal` notice expiry on the clock. A holder's extend
+      // shorter than the session TTL breaks that equality; `extend` below arms a timer for that case.
       lazyExpiry: true,
       operations: {
         extend: async (ttlMs: number, options: ExtendOptions) => {
@@ -101,6 +108,7 @@ export class EtcdLease extends ManagedLease<bigint> {
     this.key = ticket.key;
     this.leaseId = session.id;
     this.grantedTtlMs = session.grantedTtlMs;
+    this.#session = session;
     holdings.set(this, {
       etcd,
       key: ticket.key,
@@ -122,8 +130,37 @@ export class EtcdLease extends ManagedLease<bigint> {
     detach = () => {
       stopRenewals();
       stopLoss();
+      clearTimeout(this.#ownExpiry);
+      this.#ownExpiry = undefined;
     };
     if (session.signal.aborted) onSessionLost(session.signal.reason);
+  }
+
+  override async extend(ttlMs: number, options: ExtendOptions = {}): Promise<void> {
+    await super.extend(ttlMs, options);
+    this.#watchOwnExpiry();
+  }
+
+  /**
+   * A holder may extend for less than the session TTL (`extend` refuses only more). The lease then
+   * expires before its session, and waiting for the session's timer would end it late: `onEnd` runs
+   * then, and with `keepAlive: false` that revokes the grant's own etcd lease, which is what frees the
+   * lock for the next waiter. So while the two differ the lease keeps a timer of its own; a session
+   * renewal lines them up again (it extends the lease to the session's validity) and drops it.
+   */
+  #watchOwnExpiry(): void {
+    clearTimeout(this.#ownExpiry);
+    this.#ownExpiry = undefined;
+    // An ended lease needs no watch; within a millisecond of the drift, the session's timer ends it on time.
+    if (!this.held || this.validUntil + DRIFT_MS + 1 >= this.#session.validUntil) return;
+    const fire = () => {
+      this.#ownExpiry = undefined;
+      // Reading `held` ends the lease once its validity has passed; a timer firing early re-arms.
+      if (this.held) this.#watchOwnExpiry();
+    };
+    this.#ownExpiry = setTimeout(fire, Math.max(0, this.validUntil - monotonicNow()));
+    // Like the session's timers: an expiry watch must not keep a process alive.
+    this.#ownExpiry.unref();
   }
 }
 

@@ -187,6 +187,24 @@ describe('etcd lock: liveness and misuse', () => {
     expect(after).not.toBeNull();
   });
 
+  it('keepAlive: false — an extend shorter than the session TTL ends the lock at its own window', async () => {
+    const a = client({ keepAlive: false });
+    // A 4 s session; the holder then asks for 1 s only. Nobody reads `held.signal`, which would arm a
+    // timer of its own: the lease must end on time without one.
+    const held = await a.acquire('short-extend', { ttlMs: 4_000 });
+    const waiting = client({ keepAlive: false }).acquire('short-extend', { ttlMs: 2_000, waitMs: 10_000 });
+    const extendedAt = monotonicNow();
+    await held.extend(1_000);
+    const next = await waiting;
+    const waitedMs = monotonicNow() - extendedAt;
+    // Ended at 1 s (plus the revoke's round trip), not when the 4 s session would have run out.
+    expect(waitedMs).toBeGreaterThanOrEqual(900);
+    expect(waitedMs).toBeLessThan(3_000);
+    expect(held.held).toBe(false);
+    expect(next.fence).toBeGreaterThan(held.fence);
+    await next.release();
+  });
+
   it('bad options are InvalidArgumentErrors', () => {
     expect(() => new EtcdClient({ hosts: [] })).toThrow(InvalidArgumentError);
     expect(() => new EtcdClient({ hosts: ['127.0.0.1:2379'], prefix: '' })).toThrow(InvalidArgumentError);
