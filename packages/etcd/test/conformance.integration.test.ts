@@ -1,6 +1,25 @@
-import type { Election } from '@fencekit/core';
+import type { Election, Leadership } from '@fencekit/core';
 import { describeElectionConformance, describeLockConformance } from '@fencekit/core/testing';
+import { EtcdLeadership } from '@fencekit/etcd';
 import { newClient } from './support/clients.js';
+
+/**
+ * What an operator (or etcd itself, at expiry) does to a session: revoke the lease the leader's key
+ * is attached to, from another client. etcd deletes the key at once; the leader hears of it at its
+ * next keep-alive.
+ */
+async function revokeLeaderLease(leadership: Leadership): Promise<void> {
+  if (!(leadership instanceof EtcdLeadership)) throw new Error('not an etcd leadership');
+  const admin = newClient();
+  try {
+    const { kvs } = await admin.etcd.kv.range({ key: Buffer.from(leadership.key, 'utf8') });
+    const lease = kvs[0]?.lease;
+    if (lease === undefined || lease === '0') throw new Error(`no lease behind ${leadership.key}`);
+    await admin.etcd.leaseClient.leaseRevoke({ ID: lease });
+  } finally {
+    await admin.close();
+  }
+}
 
 describeLockConformance('etcd (3 members)', {
   createClient: async () => newClient(),
@@ -40,4 +59,5 @@ describeElectionConformance('etcd (3 members)', {
     return participant;
   },
   ttlMs: 2_000,
+  loseSession: (_participant, leadership) => revokeLeaderLease(leadership),
 });
