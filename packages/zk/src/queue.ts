@@ -1,10 +1,11 @@
 import { monotonicNow } from '@fencekit/core';
-import { entryPrefix, newOwner, queueOrder } from './paths.js';
+import { entryPrefix, newOwner, queueOrder, sequenceOf } from './paths.js';
 import type { ZkSession } from './session.js';
 import { isUncertain, ZkCode, zkCode } from './zk-errors.js';
 import { zxidOf } from './zxid.js';
 
 const NODE_DELETED = 2;
+const EPHEMERAL_SEQUENTIAL = 3;
 /** Pause before retrying after a lost reply, so a flapping connection is not hammered. */
 const RETRY_PAUSE_MS = 50;
 
@@ -17,13 +18,18 @@ export interface QueueEntry {
   readonly generation: number;
   /** The node's creation zxid: the fence (lock) or term (election). Known once the entry is at the head. */
   czxid: bigint | undefined;
+  /**
+   * The node's sequence number when it was known to be the only node in its folder (see
+   * `SequentialQueue.join`), else undefined.
+   */
+  readonly soleAt: number | undefined;
 }
 
 export interface Joined {
   entry: QueueEntry;
   /**
-   * Entry names in queue order as known right after the create: just ours when the folder held nobody
-   * else, the pipelined listing otherwise; empty when not known (the waiter lists the folder).
+   * Entry names in queue order as known right after the create: just ours when the entry is known to
+   * be alone, the pipelined listing otherwise; empty when not known (the waiter lists the folder).
    */
   order: string[];
 }
@@ -48,8 +54,11 @@ export class EntryGoneError extends Error {
  * wait until it is the lowest while watching only its immediate predecessor, and leave.
  */
 export class SequentialQueue {
-  /** Folders where the last join found others queued: there the listing is sent along with the create. */
-  readonly #busy = new Set<string>();
+  /**
+   * Per folder: the sequence number our next create there gets if nobody else has created a node
+   * there since we last deleted our node from it while it held nothing else (see `join`).
+   */
+  readonly #emptyAt = new Map<string, number>();
 
   constructor(
     private readonly session: ZkSession,
@@ -57,12 +66,21 @@ export class SequentialQueue {
   ) {}
 
   /**
-   * Creates this attempt's node under `folder` (creating the folder on first use), in one multi that
-   * also reads the folder's stat as of the create (`ZkSession.createSequential`): the node's czxid and
-   * whether anybody else is queued arrive with the create's reply. Alone, the entry is the head at
-   * once: the uncontended case costs one request and one round trip, like a bare create. Where others
-   * were queued last time, a listing is pipelined behind the create (ZooKeeper answers one session's
-   * requests in order, so it includes our node) to save a round trip on the way to the queue.
+   * Creates this attempt's node under `folder` (creating the folder on first use) with CREATE2, whose
+   * reply carries the node's czxid: the fence or term needs no second request.
+   *
+   * Whether anybody else is queued is known without a read when the folder was empty after our last
+   * delete there. ZooKeeper numbers the sequential children of a folder from a counter that every
+   * create there moves forward (deletes do not move it in ZooKeeper 3.8: after create + delete the
+   * next node gets the number after the first's; `test/create2.integration.test.ts` checks it, and if
+   * deletes did move it the shortcut would simply never fire). So if our create gets exactly the
+   * number after our last node's, nobody created anything there in between: the folder held only our
+   * node, and the entry is the head at once, for one request, as cheap as a bare create. Any other
+   * number (someone else created a node, or the counter jumped) costs a listing. Otherwise the
+   * listing is pipelined behind the create (ZooKeeper answers one session's requests in order, so it
+   * includes our node): it gives the order, and whether we are alone, which arms the shortcut.
+   * The shortcut assumes fencekit's folders are not deleted and recreated while its clients run (a
+   * new folder numbers from 0 again); nothing in fencekit deletes them.
    */
   async join(folder: string, data: Buffer | null, signal: AbortSignal): Promise<Joined> {
     const owner = newOwner();
@@ -73,20 +91,20 @@ export class SequentialQueue {
       const generation = this.session.connected
         ? this.session.generation
         : await this.session.ready({ signal, timeoutMs: Number.POSITIVE_INFINITY });
-      const busy = this.#busy.has(folder);
+      // Taken, not read: a second join running meanwhile must list (only one create can get it anyway).
+      const expected = this.#emptyAt.get(folder);
+      this.#emptyAt.delete(folder);
       const { created, listed } = this.session.pipeline(() => ({
-        created: this.session.createSequential(prefix, folder, data, { signal }),
-        listed: busy ? this.session.children(folder, undefined, { signal }) : undefined,
+        created: this.session.createWithStat(prefix, data, EPHEMERAL_SEQUENTIAL, { signal }),
+        listed: expected === undefined ? this.session.children(folder, undefined, { signal }) : undefined,
       }));
       listed?.catch(() => {});
       let path: string;
       let czxid: bigint | undefined;
-      let alone = false;
       try {
         const reply = await created;
         path = reply.path;
-        czxid = zxidOf(reply.czxid);
-        alone = reply.siblings === 0;
+        czxid = zxidOf(reply.stat.czxid);
       } catch (error) {
         if (zkCode(error) === ZkCode.NO_NODE) {
           await this.#ensureFolder(folder, signal);
@@ -100,26 +118,26 @@ export class SequentialQueue {
           continue;
         }
         path = `${folder}/${found}`;
-      }
-      const entry: QueueEntry = {
-        folder,
-        name: path.slice(folder.length + 1),
-        path,
-        owner,
-        generation,
-        czxid,
-      };
-      if (alone) {
-        this.#busy.delete(folder);
-        return { entry, order: [entry.name] };
-      }
-      if (this.#busy.size > 1_000) this.#busy.clear();
-      this.#busy.add(folder);
-      try {
-        return { entry, order: listed ? queueOrder((await listed).children) : [] };
-      } catch {
+        const entry = { folder, name: found, path, owner, generation, czxid: undefined, soleAt: undefined };
         return { entry, order: [] };
       }
+      const name = path.slice(folder.length + 1);
+      const sequence = sequenceOf(name);
+      let order: string[] = [];
+      let sole = expected !== undefined && sequence === expected;
+      if (sole) {
+        order = [name];
+      } else if (listed) {
+        try {
+          const { children } = await listed;
+          order = queueOrder(children);
+          sole = children.length === 1 && children[0] === name;
+        } catch {
+          // The waiter lists the folder itself.
+        }
+      }
+      const soleAt = sole ? sequence : undefined;
+      return { entry: { folder, name, path, owner, generation, czxid, soleAt }, order };
     }
   }
 
@@ -166,12 +184,23 @@ export class SequentialQueue {
     for (;;) {
       if (this.session.closed || this.session.generation !== entry.generation) return false;
       try {
-        return await this.session.remove(entry.path, { timeoutMs: Math.max(1, deadline - monotonicNow()) });
+        const removed = await this.session.remove(entry.path, {
+          timeoutMs: Math.max(1, deadline - monotonicNow()),
+        });
+        // The folder held only this node from its create on, unless someone created another since:
+        // that create moved the counter past `soleAt + 1`, which the next join will notice.
+        if (removed && entry.soleAt !== undefined) this.#rememberEmpty(entry.folder, entry.soleAt + 1);
+        return removed;
       } catch (error) {
         if (!isUncertain(error) || monotonicNow() >= deadline) throw error;
         await pause(RETRY_PAUSE_MS);
       }
     }
+  }
+
+  #rememberEmpty(folder: string, nextSequence: number): void {
+    if (this.#emptyAt.size >= 1_000 && !this.#emptyAt.has(folder)) this.#emptyAt.clear();
+    this.#emptyAt.set(folder, nextSequence);
   }
 
   #assertAlive(entry: QueueEntry): void {

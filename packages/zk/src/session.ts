@@ -1,6 +1,7 @@
 /// <reference path="./node-zookeeper-client.d.ts" preserve="true" />
 import { monotonicNow } from '@fencekit/core';
 import zookeeper, { type Client, type Stat, type Watcher, type ZkException } from 'node-zookeeper-client';
+import { type Created, create2 } from './create2.js';
 import { ZkCallError, ZkCode } from './zk-errors.js';
 
 /**
@@ -111,31 +112,12 @@ export class ZkSession {
   }
 
   /**
-   * Creates an ephemeral-sequential node under `parent` and, in the same transaction, touches the
-   * parent (setData, no version check) to read its stat as of that very transaction. One multi, one
-   * round trip, and it answers what a recipe needs next without a read queued behind the write:
-   * every op of a multi shares one zxid, so the parent's new mzxid is the node's czxid (the fence),
-   * and the parent's numChildren says whether the node is alone in its folder.
+   * Creates a node and answers with its path and Stat in one request (CREATE2, see `create2.ts`): a
+   * queue entry's czxid, its fence or term, comes with the create's own reply.
    */
-  createSequential(
-    prefix: string,
-    parent: string,
-    data: Buffer | null,
-    options?: CallOptions,
-  ): Promise<{ path: string; czxid: Buffer; siblings: number }> {
-    return this.#call('create', prefix, options, (client, done) =>
-      client
-        .transaction()
-        .create(prefix, data, EPHEMERAL_SEQUENTIAL)
-        .setData(parent, null, -1)
-        .commit((error, results) => {
-          const path = results?.[0]?.path;
-          const stat = results?.[1]?.stat;
-          if (error || path === undefined || stat === undefined) {
-            return done(error ?? malformed(), { path: '', czxid: Buffer.alloc(8), siblings: 0 });
-          }
-          done(null, { path, czxid: stat.mzxid, siblings: stat.numChildren - 1 });
-        }),
+  createWithStat(path: string, data: Buffer | null, mode: number, options?: CallOptions): Promise<Created> {
+    return this.#call<Created>('create', path, options, (client, done) =>
+      create2(client, path, data, mode, (error, created) => done(error, created as Created)),
     );
   }
 
@@ -413,15 +395,6 @@ interface InFlight {
   timeOut(): void;
   fail(detail: string): void;
   abort(reason: unknown): void;
-}
-
-const EPHEMERAL_SEQUENTIAL = 3;
-
-function malformed(): ZkException {
-  const error = new Error('malformed multi reply') as ZkException;
-  error.code = ZkCode.CONNECTION_LOSS;
-  error.getCode = () => ZkCode.CONNECTION_LOSS;
-  return error;
 }
 
 /** Waits for `promise`, but never longer than `timeoutMs` nor past `signal`. */

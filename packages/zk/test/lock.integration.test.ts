@@ -137,9 +137,9 @@ describe('ZkLockClient on a real ensemble', () => {
     const resource = unique('lost-reply');
     await a.acquire(resource, { ttlMs: 5_000 }).then((l) => l.release()); // the folder exists now
     // The create reaches ZooKeeper and is applied; only its reply is "lost" on the way back.
-    const realCreate = a.session.createSequential.bind(a.session);
+    const realCreate = a.session.createWithStat.bind(a.session);
     let lost = 0;
-    a.session.createSequential = async (...args) => {
+    a.session.createWithStat = async (...args) => {
       await realCreate(...args);
       if (lost++ === 0)
         throw new ZkCallError('create', args[0], ZkCode.CONNECTION_LOSS, 'reply lost (injected)');

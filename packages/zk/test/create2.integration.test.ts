@@ -1,0 +1,149 @@
+/// <reference path="../src/node-zookeeper-client.d.ts" />
+import { injectCluster } from '@fencekit/cluster/vitest';
+import { isFencekitError } from '@fencekit/core';
+import { ZkLockClient } from '@fencekit/zk';
+import zookeeper, { type Client, type Stat, type ZkException } from 'node-zookeeper-client';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { type Created, create2 } from '../src/create2.js';
+import { ZkCode } from '../src/zk-errors.js';
+
+const cluster = injectCluster('zookeeper');
+const servers = cluster.endpoints.join(',');
+const EPHEMERAL_SEQUENTIAL = 3;
+const PERSISTENT = 0;
+
+const opened: { close(): unknown }[] = [];
+afterEach(async () => {
+  await Promise.allSettled(opened.splice(0).map((c) => c.close()));
+});
+
+function connect(connectionString = servers): Promise<Client> {
+  const client = zookeeper.createClient(connectionString, { sessionTimeout: 4_000, retries: 0 });
+  opened.push(client);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no session within 10 s')), 10_000);
+    client.once('connected', () => {
+      clearTimeout(timer);
+      resolve(client);
+    });
+    client.connect();
+  });
+}
+
+function call<T>(run: (done: (error: ZkException | null, value?: T) => void) => void): Promise<T> {
+  return new Promise((resolve, reject) =>
+    run((error, value) => (error ? reject(error) : resolve(value as T))),
+  );
+}
+
+const created = (client: Client, path: string, mode = EPHEMERAL_SEQUENTIAL) =>
+  call<Created>((done) => create2(client, path, null, mode, done));
+const stat = (client: Client, path: string) =>
+  call<Stat | null>((done) => client.exists(path, undefined, done));
+const remove = (client: Client, path: string) =>
+  call<void>((done) => client.remove(path, -1, (error) => done(error)));
+
+function folder(label: string): string {
+  return `/fencekit-test/create2-${label}-${Math.random().toString(36).slice(2)}`;
+}
+
+describe('CREATE2 through node-zookeeper-client', () => {
+  it("answers with the node's path and Stat: czxid as exists() reports it, owned by our session", async () => {
+    const client = await connect();
+    const parent = folder('stat');
+    await call((done) => client.mkdirp(parent, done));
+    const first = await created(client, `${parent}/n-`);
+    const second = await created(client, `${parent}/n-`);
+    expect(first.path).toBe(`${parent}/n-0000000000`);
+    expect(second.path).toBe(`${parent}/n-0000000001`);
+    for (const node of [first, second]) {
+      const seen = await stat(client, node.path);
+      expect(seen?.czxid.equals(node.stat.czxid)).toBe(true);
+      expect(node.stat.ephemeralOwner.equals(client.getSessionId())).toBe(true);
+    }
+    expect(second.stat.czxid.readBigInt64BE() > first.stat.czxid.readBigInt64BE()).toBe(true);
+    // The connection carries on normally afterwards (the reply was decoded to its last byte).
+    expect((await stat(client, '/'))?.numChildren).toBeGreaterThan(0);
+  });
+
+  it('reports error replies as the library does (NODE_EXISTS, NO_NODE)', async () => {
+    const client = await connect();
+    const parent = folder('errors');
+    await call((done) => client.mkdirp(parent, done));
+    await created(client, `${parent}/fixed`, PERSISTENT);
+    const exists = await created(client, `${parent}/fixed`, PERSISTENT).catch((e: ZkException) => e);
+    expect((exists as ZkException).getCode()).toBe(ZkCode.NODE_EXISTS);
+    const missing = await created(client, `${parent}/nope/n-`).catch((e: ZkException) => e);
+    expect((missing as ZkException).getCode()).toBe(ZkCode.NO_NODE);
+  });
+
+  it('works under a chroot: the path comes back relative to it', async () => {
+    const plain = await connect();
+    const root = folder('chroot');
+    await call((done) => plain.mkdirp(`${root}/q`, done));
+    const chrooted = await connect(`${cluster.endpoints[0]}${root}`);
+    const node = await created(chrooted, '/q/n-');
+    expect(node.path).toBe('/q/n-0000000000');
+    expect((await stat(plain, `${root}${node.path}`))?.czxid.equals(node.stat.czxid)).toBe(true);
+  });
+
+  it("a folder's sequence counter moves on creates only (what the lock's one-request acquire relies on)", async () => {
+    const client = await connect();
+    const parent = folder('counter');
+    await call((done) => client.mkdirp(parent, done));
+    const first = await created(client, `${parent}/n-`);
+    await remove(client, first.path);
+    expect((await created(client, `${parent}/n-`)).path).toBe(`${parent}/n-0000000001`);
+  });
+});
+
+describe('ZkLockClient: the one-request acquire', () => {
+  const lockClient = () => {
+    const c = new ZkLockClient({ servers, sessionTimeoutMs: 4_000 });
+    opened.push(c);
+    return c;
+  };
+  const unique = (label: string) => `create2/${label}/${Math.random().toString(36).slice(2)}`;
+
+  it('after a release that left the folder empty, the next acquire sends only its create', async () => {
+    const a = lockClient();
+    const resource = unique('alone');
+    const first = await a.acquire(resource, { ttlMs: 5_000 });
+    await first.release();
+    const listings = vi.spyOn(a.session, 'children');
+    const second = await a.acquire(resource, { ttlMs: 5_000 });
+    expect(listings).not.toHaveBeenCalled();
+    expect(second.fence > first.fence).toBe(true);
+    const node = await a.session.exists(second.node);
+    expect(node?.czxid.readBigInt64BE()).toBe(second.fence);
+    await second.release();
+  });
+
+  it('a node created by someone else in between is noticed: no grant while another holds the lock', async () => {
+    const [a, b] = [lockClient(), lockClient()];
+    const resource = unique('interleaved');
+    await (await a.acquire(resource, { ttlMs: 5_000 })).release();
+    const held = await b.acquire(resource, { ttlMs: 5_000 });
+    const refused = await a.acquire(resource, { ttlMs: 5_000, waitMs: 300 }).catch((e: unknown) => e);
+    expect(isFencekitError(refused, 'timeout')).toBe(true);
+    await held.release();
+    const after = await a.acquire(resource, { ttlMs: 5_000 });
+    expect(after.fence > held.fence).toBe(true);
+    await after.release();
+  });
+
+  it('a create and delete by someone else in between costs a listing, not a wrong answer', async () => {
+    const a = lockClient();
+    const raw = await connect();
+    const resource = unique('churn');
+    const first = await a.acquire(resource, { ttlMs: 5_000 });
+    await first.release();
+    const other = await created(raw, `${a.folderOf(resource)}/_c_other-lock-`);
+    await remove(raw, other.path);
+    const listings = vi.spyOn(a.session, 'children');
+    const second = await a.acquire(resource, { ttlMs: 5_000 });
+    expect(listings).toHaveBeenCalledTimes(1);
+    expect(second.fence > other.stat.czxid.readBigInt64BE()).toBe(true);
+    await second.release();
+  });
+});
