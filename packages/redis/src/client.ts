@@ -13,7 +13,6 @@ import {
   LockTimeoutError,
   ManagedLease,
   monotonicNow,
-  NotLockHolderError,
   normalizeAcquire,
   settleWithin,
   type TryAcquireOptions,
@@ -21,15 +20,19 @@ import {
 import type { Redis } from 'ioredis';
 import {
   closeConnection,
+  DEFAULT_COMMAND_TIMEOUT_MS,
   duplicateConnection,
   type OpenedConnection,
   openConnection,
   type RedisConnection,
+  waitForReplicas,
 } from './connection.js';
 import { classifyFailure, errorMessage } from './failures.js';
 import { DEFAULT_KEY_PREFIX, type ResourceKeys, resourceKeys, wakeChannel } from './keys.js';
+import { RedisLeaseOperations } from './lease-operations.js';
 import { type AttemptReply, LockNode } from './node.js';
 import { newOwnerToken } from './owner.js';
+import { CommandDeadlines } from './script-call.js';
 import { Waiter, waitForGrant } from './waiter.js';
 import { WakeSubscriber } from './wake.js';
 
@@ -73,6 +76,7 @@ export class RedisLockClient implements LockClient<bigint> {
   readonly #waiterTtlMs: number;
   readonly #replicas: { count: number; timeoutMs: number } | undefined;
   readonly #wake: WakeSubscriber;
+  readonly #deadlines: CommandDeadlines | undefined;
   readonly #lifecycle = new ClientLifecycle<ManagedLease<bigint>>('RedisLockClient');
 
   constructor(options: RedisLockClientOptions) {
@@ -93,11 +97,17 @@ export class RedisLockClient implements LockClient<bigint> {
       assertPositiveMs('replicas.timeoutMs', timeoutMs);
     }
     this.#replicas = options.replicas;
-    this.#connection = openConnection(options.connection);
-    this.#node = new LockNode(this.#connection.name, this.#connection.redis);
+    // A connection fencekit opens gets no per-command ioredis timer (unless the options ask for
+    // one): its lock commands share one deadline timer instead, bounded just the same.
+    this.#connection = openConnection(options.connection, { commandTimeout: undefined });
     const redis = this.#connection.redis;
+    const bounded = !this.#connection.owned || redis.options.commandTimeout !== undefined;
+    this.#deadlines = bounded ? undefined : new CommandDeadlines(DEFAULT_COMMAND_TIMEOUT_MS);
+    this.#node = new LockNode(this.#connection.name, redis, this.#deadlines);
+    // The subscriber keeps ioredis' own timeout: it sends a SUBSCRIBE now and then, nothing more.
+    const subscriberOptions = bounded ? {} : { commandTimeout: DEFAULT_COMMAND_TIMEOUT_MS };
     this.#wake = new WakeSubscriber(wakeChannel(this.#prefix, newOwnerToken()), () =>
-      duplicateConnection(redis),
+      duplicateConnection(redis, subscriberOptions),
     );
   }
 
@@ -180,6 +190,10 @@ export class RedisLockClient implements LockClient<bigint> {
       throw classifyFailure(this.backend, resource, 'acquire', error);
     }
     if (!reply.granted) return null;
+    // The common case, without another promise: nothing to wait for, nothing to give back.
+    if (reply.fence !== null && this.#replicas === undefined && sentAt + ttlMs > monotonicNow()) {
+      return this.#newLease(resource, keys, owner, reply.fence, sentAt, ttlMs);
+    }
     return this.#lease(resource, keys, owner, { ...reply, sentAt }, ttlMs);
   }
 
@@ -278,38 +292,29 @@ export class RedisLockClient implements LockClient<bigint> {
       await this.#cancel(keys, owner);
       throw new LockLostError(resource, 'the grant had expired by the time its answer arrived');
     }
-    const lease: ManagedLease<bigint> = new ManagedLease<bigint>({
+    return this.#newLease(resource, keys, owner, grant.fence, grant.sentAt, ttlMs);
+  }
+
+  #newLease(
+    resource: string,
+    keys: ResourceKeys,
+    owner: string,
+    fence: string,
+    sentAt: number,
+    ttlMs: number,
+  ): ManagedLease<bigint> {
+    const operations = new RedisLeaseOperations(this.backend, this.#node, resource, keys, owner);
+    const lease = new ManagedLease<bigint>({
       resource,
       owner,
-      fence: BigInt(grant.fence),
-      sentAt: grant.sentAt,
+      fence: BigInt(fence),
+      sentAt,
       ttlMs,
-      operations: {
-        extend: async (extendTtlMs) => {
-          let extended: boolean;
-          try {
-            extended = await this.#node.extend(keys, owner, extendTtlMs);
-          } catch (error) {
-            const failure = classifyFailure(this.backend, resource, 'extend', error);
-            // Unsure whether the lease still stands: the holder must stop now, not at expiry.
-            lease.markLost(`extension failed: ${failure.message}`, failure);
-            throw failure;
-          }
-          if (!extended) throw new LockLostError(resource, 'the lock expired or another holder took it');
-        },
-        release: async () => {
-          let reply: number;
-          try {
-            reply = await this.#node.release(keys, owner);
-          } catch (error) {
-            throw classifyFailure(this.backend, resource, 'release', error);
-          }
-          if (reply === -1) throw new NotLockHolderError(resource, owner);
-        },
-      },
+      operations,
       onEnd: () => this.#lifecycle.forget(lease),
       lazyExpiry: true,
     });
+    operations.lease = lease;
     this.#lifecycle.hold(lease);
     return lease;
   }
@@ -318,7 +323,7 @@ export class RedisLockClient implements LockClient<bigint> {
     const { count, timeoutMs } = this.#replicas as { count: number; timeoutMs: number };
     let acknowledged: number;
     try {
-      acknowledged = Number(await this.#connection.redis.wait(count, timeoutMs));
+      acknowledged = await waitForReplicas(this.#connection.redis, count, timeoutMs);
     } catch (error) {
       acknowledged = -1;
       await this.#cancel(keys, owner);
@@ -341,5 +346,6 @@ export class RedisLockClient implements LockClient<bigint> {
   async #freeConnections(): Promise<void> {
     await this.#wake.close();
     if (this.#connection.owned) await closeConnection(this.#connection.redis);
+    this.#deadlines?.close();
   }
 }

@@ -1,3 +1,4 @@
+import { settleWithin } from '@fencekit/core';
 import { Redis, type RedisOptions } from 'ioredis';
 
 /**
@@ -39,18 +40,38 @@ export function openConnection(connection: RedisConnection, defaults: RedisOptio
  * connecting even when `redis` does not (Redlock's nodes fail fast instead), so SUBSCRIBE waits for
  * the connection rather than failing because it is not up yet.
  */
-export function duplicateConnection(redis: Redis): Redis {
-  const copy = redis.duplicate({ enableOfflineQueue: true });
+export function duplicateConnection(redis: Redis, overrides: RedisOptions = {}): Redis {
+  const copy = redis.duplicate({ enableOfflineQueue: true, ...overrides });
   copy.on('error', () => undefined);
   return copy;
 }
 
-export async function closeConnection(redis: Redis): Promise<void> {
+/**
+ * `WAIT count timeoutMs`, bounded on the client too (a connection fencekit opens has no per-command
+ * ioredis timer): a server that stopped answering fails it as a timeout.
+ */
+export async function waitForReplicas(redis: Redis, count: number, timeoutMs: number): Promise<number> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error('Command timed out')), timeoutMs + DEFAULT_COMMAND_TIMEOUT_MS);
+  });
   try {
-    await redis.quit();
-  } catch {
-    redis.disconnect();
+    return Number(await Promise.race([redis.wait(count, timeoutMs), bound]));
+  } finally {
+    clearTimeout(timer);
   }
+}
+
+/** QUIT, bounded: a server that does not answer within `timeoutMs` (or an error) gets its socket closed. */
+export async function closeConnection(redis: Redis, timeoutMs = DEFAULT_COMMAND_TIMEOUT_MS): Promise<void> {
+  let quit = false;
+  await settleWithin(
+    redis.quit().then(() => {
+      quit = true;
+    }),
+    timeoutMs,
+  );
+  if (!quit) redis.disconnect();
 }
 
 function describe(redis: Redis): string {

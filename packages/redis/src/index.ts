@@ -17,5 +17,6 @@ export {
   type Requeue,
 } from './node.js';
 export { newOwnerToken } from './owner.js';
+export { CommandDeadlines, callScript, LuaScript } from './script-call.js';
 export { type AttemptOutcome, Waiter, type WaitPlan, waitForGrant } from './waiter.js';
 export { WakeSubscriber } from './wake.js';

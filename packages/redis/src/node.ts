@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { keyList, type ResourceKeys } from './keys.js';
+import { type CommandDeadlines, callScript, LuaScript } from './script-call.js';
 import { acquireScript, extendScript, releaseScript, tryAcquireScript } from './scripts.lua.js';
 
 /** One attempt's answer from one Redis node. */
@@ -35,37 +36,23 @@ export interface AttemptRequest {
   readonly headGraceMs?: number;
 }
 
-type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
-interface ScriptCommands {
-  fencekitTry: ScriptCall;
-  fencekitAcquire: ScriptCall;
-  fencekitRelease: ScriptCall;
-  fencekitExtend: ScriptCall;
-}
+const TRY = new LuaScript(tryAcquireScript, 3);
+const ACQUIRE = new LuaScript(acquireScript, 5);
+const RELEASE = new LuaScript(releaseScript, 5);
+const EXTEND = new LuaScript(extendScript, 1);
 
 /**
- * The lock scripts bound to one ioredis connection. ioredis' `defineCommand` loads each script once
- * and calls it by SHA (EVALSHA), falling back to EVAL when the server answers NOSCRIPT (after a
- * restart or SCRIPT FLUSH).
+ * The lock scripts on one ioredis connection, each called by SHA (EVALSHA), falling back to EVAL
+ * when the server answers NOSCRIPT (after a restart or SCRIPT FLUSH).
  */
 export class LockNode {
-  readonly #commands: ScriptCommands;
-
   constructor(
     /** How this node is named in errors: "127.0.0.1:6379". */
     readonly name: string,
     readonly redis: Redis,
-  ) {
-    const commands = redis as unknown as Partial<ScriptCommands>;
-    // A shared instance may already carry the commands from another client.
-    if (typeof commands.fencekitTry !== 'function') {
-      redis.defineCommand('fencekitTry', { numberOfKeys: 3, lua: tryAcquireScript });
-      redis.defineCommand('fencekitAcquire', { numberOfKeys: 5, lua: acquireScript });
-      redis.defineCommand('fencekitRelease', { numberOfKeys: 5, lua: releaseScript });
-      redis.defineCommand('fencekitExtend', { numberOfKeys: 1, lua: extendScript });
-    }
-    this.#commands = redis as unknown as ScriptCommands;
-  }
+    /** Bounds each command when the connection has no `commandTimeout` of its own. */
+    readonly deadlines?: CommandDeadlines,
+  ) {}
 
   /**
    * The uncontended fast path: granted, or refused because the lock is held, when nobody is queued;
@@ -77,21 +64,23 @@ export class LockNode {
     ttlMs: number,
     fenced: boolean,
   ): Promise<AttemptReply | undefined> {
-    const reply = (await this.#commands.fencekitTry(
+    const reply = (await callScript(this.redis, this.deadlines, TRY, [
       keys.lock,
       keys.fence,
       keys.queue,
       owner,
       ttlMs,
       fenced ? '1' : '0',
-    )) as [number, (string | number)?];
-    if (reply[0] === 1) return { granted: true, fence: reply[1] === undefined ? null : String(reply[1]) };
-    if (reply[0] === 0) return { granted: false, retryMs: Number(reply[1] ?? 0), ticket: 0 };
-    return undefined;
+    ])) as number | string;
+    // See tryAcquireScript: a fence (a string past 2^53), 0 unfenced, -1 queued, -2 - pttl held.
+    if (typeof reply === 'string') return { granted: true, fence: reply };
+    if (reply >= 0) return { granted: true, fence: reply === 0 ? null : String(reply) };
+    if (reply === -1) return undefined;
+    return { granted: false, retryMs: -2 - reply, ticket: 0 };
   }
 
   async attempt(keys: ResourceKeys, request: AttemptRequest): Promise<AttemptReply> {
-    const reply = (await this.#commands.fencekitAcquire(
+    const reply = (await callScript(this.redis, this.deadlines, ACQUIRE, [
       ...keyList(keys),
       request.owner,
       request.ttlMs,
@@ -102,7 +91,7 @@ export class LockNode {
       request.fenced ? '1' : '0',
       request.handoff ? '1' : '0',
       request.headGraceMs ?? 0,
-    )) as [number, (string | number | null)?, number?];
+    ])) as [number, (string | number | null)?, number?];
     if (reply[0] === 1) return { granted: true, fence: (reply[1] as string | null | undefined) ?? null };
     return { granted: false, retryMs: Number(reply[1] ?? 0), ticket: Number(reply[2] ?? 0) };
   }
@@ -114,21 +103,25 @@ export class LockNode {
     requeue?: Requeue,
     headGraceMs = 0,
   ): Promise<ReleaseReply> {
-    const reply =
+    const reply = await callScript(
+      this.redis,
+      this.deadlines,
+      RELEASE,
       requeue === undefined && headGraceMs === 0
-        ? await this.#commands.fencekitRelease(...keyList(keys), owner)
-        : await this.#commands.fencekitRelease(
+        ? [keys.lock, keys.fence, keys.queue, keys.waiters, keys.tickets, owner]
+        : [
             ...keyList(keys),
             owner,
             requeue === undefined ? '' : requeue.ticket,
             requeue?.waiterTtlMs ?? 0,
             requeue?.channel ?? '',
             headGraceMs,
-          );
+          ],
+    );
     return Number(reply) as ReleaseReply;
   }
 
   async extend(keys: ResourceKeys, owner: string, ttlMs: number): Promise<boolean> {
-    return Number(await this.#commands.fencekitExtend(keys.lock, owner, ttlMs)) === 1;
+    return Number(await callScript(this.redis, this.deadlines, EXTEND, [keys.lock, owner, ttlMs])) === 1;
   }
 }

@@ -251,20 +251,22 @@ return result
  * The uncontended fast path, as small as the common case allows (fewer keys and arguments to send
  * and parse, nothing else to run). KEYS: lock, fence, queue. ARGV: owner, ttlMs, fenced ('1' | '0').
  *
- * With nobody queued: `SET lock owner NX PX ttl` and, only then, `INCR fence`; returns {1, fence}
- * (or {1}), or {0, pttl} when someone holds the lock. With a queue it decides nothing and returns
- * {-1}: the full acquire script (queue order, dead waiters) has to.
+ * With nobody queued: `SET lock owner NX PX ttl` and, only then, `INCR fence`. One integer comes
+ * back, never a table: the server sends a Lua table as a reply of deferred length (an extra reply
+ * buffer and a writev), measurably slower on this hot path. The fence (> 0; a string past 2^53) or
+ * 0 for an unfenced grant; -1 when a queue exists (the full acquire script has to decide); -2 - pttl
+ * when someone holds the lock.
  */
 export const tryAcquireScript = `
-if redis.call('EXISTS', KEYS[3]) == 1 then return {-1} end
+if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  if ARGV[3] ~= '1' then return {1} end
+  if ARGV[3] ~= '1' then return 0 end
   local fence = redis.call('INCR', KEYS[2])
   -- Lua numbers are doubles: past 2^53 the reply would lose digits, so read the string instead.
-  if fence < 9007199254740992 then return {1, fence} end
-  return {1, redis.call('GET', KEYS[2])}
+  if fence < 9007199254740992 then return fence end
+  return redis.call('GET', KEYS[2])
 end
-return {0, redis.call('PTTL', KEYS[1])}
+return -2 - math.max(redis.call('PTTL', KEYS[1]), 0)
 `;
 
 /** KEYS: lock. ARGV: owner, ttlMs. Compare-owner-and-PEXPIRE: 1 extended, 0 not the holder. */
