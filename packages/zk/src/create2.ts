@@ -1,23 +1,22 @@
 /// <reference path="./node-zookeeper-client.d.ts" preserve="true" />
 import zookeeper, { type Client, type Stat, type ZkException } from 'node-zookeeper-client';
-import jute, { type JuteRequest } from 'node-zookeeper-client/lib/jute/index.js';
+import { connectionOf, stringBytes, type WireRequest, writeString } from './wire.js';
 
 /**
  * ZooKeeper's CREATE2 (opcode 15, servers ≥ 3.5): a create whose reply carries the new node's Stat,
  * czxid included. node-zookeeper-client 1.1.3 (pinned exactly in package.json) only sends CREATE (1),
  * whose reply is the path alone, so a recipe needing the fence had to spend a second op on it. This
- * sends CREATE2 through the library's own connection (its queue, xids, pending replies, reconnect
- * and chroot handling) with two small liberties, both confined to this file:
+ * sends CREATE2 through the library's own connection (`wire.ts`) with two small liberties:
  *
  * - The library decides how to decode a reply from the `type` of the request it sent, and knows no
  *   decoder for 15 (it would drop the socket). So the queued request's header says GET_DATA (4), while
  *   its `toBuffer` puts 15 on the wire. A CREATE2 reply is `ustring path, Stat stat` and a GET_DATA
  *   reply is `buffer data, Stat stat`: jute writes both string and buffer as an int32 length and the
  *   bytes, so the library's GET_DATA decoder reads our reply exactly, the path arriving as bytes.
- * - `connectionManager.queue` is the library's internal entry point (its public `create` goes through
- *   it the same way, minus its retry loop: fencekit's sessions run with `retries: 0` and retry above).
+ * - The request encodes itself (`encodeCreate2`), chroot included, rather than through the library's
+ *   generic records, which walk a field specification per request.
  *
- * `test/create2.integration.test.ts` checks against a real ensemble that the returned czxid is the one
+ * `test/wire.integration.test.ts` checks against a real ensemble that the returned czxid is the one
  * `exists()` reports, for a sequential node, under a chroot, and for the error replies.
  */
 export interface Created {
@@ -27,17 +26,13 @@ export interface Created {
 }
 
 const CREATE2 = 15;
-/** The opcode the library is told it sent: it selects the decoder that reads a CREATE2 reply. */
-const DECODE_AS = jute.OP_CODES.GET_DATA;
-const OPEN_ACL = zookeeper.ACL.OPEN_ACL_UNSAFE.map((acl) => acl.toRecord());
-
-interface ConnectionManager {
-  chrootPath?: string | undefined;
-  queue(
-    request: JuteRequest,
-    callback: (error: ZkException | null, response?: { payload?: { data?: Buffer; stat?: Stat } }) => void,
-  ): void;
-}
+/** The opcode the library is told it sent (its GET_DATA): it selects the decoder that reads the reply. */
+const DECODE_AS = 4;
+/**
+ * The ACL every node gets, as jute encodes it: a vector of one entry, all permissions (31) for
+ * world:anyone (the library's own `create` defaults to the same ACL.OPEN_ACL_UNSAFE).
+ */
+const OPEN_ACL = encodeOpenAcl();
 
 /**
  * Sends one CREATE2 for `path` (open ACL, as the library's own `create` defaults to). The callback gets
@@ -50,27 +45,51 @@ export function create2(
   mode: number,
   callback: (error: ZkException | null, created?: Created) => void,
 ): void {
-  const manager = (client as unknown as { connectionManager: ConnectionManager }).connectionManager;
-  const payload = new jute.protocol.CreateRequest();
-  payload.path = path;
-  payload.data = data ?? undefined;
-  payload.acl = OPEN_ACL;
-  payload.flags = mode;
+  const connection = connectionOf(client);
+  const chroot = connection.chrootPath;
   // The header the library keeps: it assigns `xid` before sending and reads `type` to decode the reply.
+  // No payload record: the request encodes itself (and its chroot), so the library has nothing to add.
   const header = { xid: 0, type: DECODE_AS };
-  const request: JuteRequest = {
+  const request: WireRequest = {
     header,
-    payload,
-    toBuffer: () =>
-      new jute.Request(new jute.protocol.RequestHeader(header.xid, CREATE2), payload).toBuffer(),
+    payload: null,
+    toBuffer: () => encodeCreate2(header.xid, chroot ? chroot + path : path, data, mode),
   };
-  manager.queue(request, (error, response) => {
+  connection.queue(request, (error, reply) => {
     if (error) return callback(error);
-    const raw = response?.payload?.data;
-    const stat = response?.payload?.stat;
+    const raw = reply?.payload?.data;
+    const stat = reply?.payload?.stat;
     if (!raw || !stat) return callback(malformed());
-    callback(null, { path: withoutChroot(raw.toString('utf8'), manager.chrootPath), stat });
+    callback(null, { path: withoutChroot(raw.toString('utf8'), chroot), stat });
   });
+}
+
+/**
+ * One framed CREATE2 request, as jute lays it out: length; header (xid, opcode); CreateRequest (path
+ * as int32 length + UTF-8, data as int32 length + bytes or -1, the ACL vector, flags). Encoded here
+ * rather than with the library's generic records, which walk a field specification per request and
+ * were the largest part of an acquire's own CPU.
+ */
+function encodeCreate2(xid: number, path: string, data: Buffer | null, flags: number): Buffer {
+  const size = 8 + stringBytes(path) + 4 + (data?.length ?? 0) + OPEN_ACL.length + 4;
+  const buffer = Buffer.allocUnsafe(4 + size);
+  buffer.writeInt32BE(size, 0);
+  buffer.writeInt32BE(xid, 4);
+  buffer.writeInt32BE(CREATE2, 8);
+  let at = writeString(buffer, path, 12);
+  at = buffer.writeInt32BE(data ? data.length : -1, at);
+  if (data) at += data.copy(buffer, at);
+  at += OPEN_ACL.copy(buffer, at);
+  buffer.writeInt32BE(flags, at);
+  return buffer;
+}
+
+function encodeOpenAcl(): Buffer {
+  const buffer = Buffer.alloc(4 + 4 + stringBytes('world') + stringBytes('anyone'));
+  buffer.writeInt32BE(1, 0);
+  buffer.writeInt32BE(31, 4);
+  writeString(buffer, 'anyone', writeString(buffer, 'world', 8));
+  return buffer;
 }
 
 /** The server answers with the full path; the library's own decoders strip the chroot the same way. */

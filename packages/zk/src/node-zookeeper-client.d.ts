@@ -91,48 +91,11 @@ declare module 'node-zookeeper-client' {
     retries?: number;
   }
 
-  /** An ACL entry; `toRecord()` gives the jute record a request carries. */
-  export interface ACL {
-    toRecord(): unknown;
-  }
-
   const zookeeper: {
     createClient(connectionString: string, options?: ClientOptions): Client;
-    ACL: { OPEN_ACL_UNSAFE: ACL[] };
     CreateMode: { PERSISTENT: 0; EPHEMERAL: 1; PERSISTENT_SEQUENTIAL: 2; EPHEMERAL_SEQUENTIAL: 3 };
     Event: { NODE_CREATED: 1; NODE_DELETED: 2; NODE_DATA_CHANGED: 3; NODE_CHILDREN_CHANGED: 4 };
     Exception: Record<string, number>;
   };
   export default zookeeper;
-}
-
-/**
- * The library's protocol records (lib/jute), as `src/create2.ts` uses them to send CREATE2. Internal
- * to node-zookeeper-client, which fencekit pins to exactly 1.1.3.
- */
-declare module 'node-zookeeper-client/lib/jute/index.js' {
-  /** What the connection queues: it sets `header.xid`, reads `header.type`, sends `toBuffer()`. */
-  export interface JuteRequest {
-    header: { xid: number; type: number } | null;
-    payload: unknown;
-    toBuffer(): Buffer;
-  }
-
-  export interface CreateRequestRecord {
-    path: string;
-    data: Buffer | undefined;
-    acl: unknown[];
-    flags: number;
-    setChrootPath(path: string): void;
-  }
-
-  const jute: {
-    OP_CODES: { GET_DATA: 4 } & Record<string, number>;
-    Request: new (header: unknown, payload: unknown) => JuteRequest;
-    protocol: {
-      CreateRequest: new () => CreateRequestRecord;
-      RequestHeader: new (xid: number, type: number) => { xid: number; type: number };
-    };
-  };
-  export default jute;
 }

@@ -72,7 +72,7 @@ export class SequentialQueue {
    * Whether anybody else is queued is known without a read when the folder was empty after our last
    * delete there. ZooKeeper numbers the sequential children of a folder from a counter that every
    * create there moves forward (deletes do not move it in ZooKeeper 3.8: after create + delete the
-   * next node gets the number after the first's; `test/create2.integration.test.ts` checks it, and if
+   * next node gets the number after the first's; `test/wire.integration.test.ts` checks it, and if
    * deletes did move it the shortcut would simply never fire). So if our create gets exactly the
    * number after our last node's, nobody created anything there in between: the folder held only our
    * node, and the entry is the head at once, for one request, as cheap as a bare create. Any other
@@ -94,10 +94,12 @@ export class SequentialQueue {
       // Taken, not read: a second join running meanwhile must list (only one create can get it anyway).
       const expected = this.#emptyAt.get(folder);
       this.#emptyAt.delete(folder);
-      const { created, listed } = this.session.pipeline(() => ({
+      const send = () => ({
         created: this.session.createWithStat(prefix, data, EPHEMERAL_SEQUENTIAL, { signal }),
         listed: expected === undefined ? this.session.children(folder, undefined, { signal }) : undefined,
-      }));
+      });
+      // Two requests leave in one socket write; one needs no corking.
+      const { created, listed } = expected === undefined ? this.session.pipeline(send) : send();
       listed?.catch(() => {});
       let path: string;
       let czxid: bigint | undefined;

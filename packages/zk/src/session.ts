@@ -2,6 +2,7 @@
 import { monotonicNow } from '@fencekit/core';
 import zookeeper, { type Client, type Stat, type Watcher, type ZkException } from 'node-zookeeper-client';
 import { type Created, create2 } from './create2.js';
+import { deleteNode } from './delete.js';
 import { ZkCallError, ZkCode } from './zk-errors.js';
 
 /**
@@ -45,8 +46,14 @@ export class ZkSession {
   #closed = false;
   readonly #listeners = new Set<(event: SessionEvent, generation: number) => void>();
   #liveness: NodeJS.Timeout | undefined;
-  /** Calls sent and not yet settled: their deadlines are checked by the liveness tick (no timer per call). */
+  /** Calls sent and not yet settled. */
   readonly #inflight = new Set<InFlight>();
+  /**
+   * One timer for all the calls' deadlines, armed for the earliest (no timer per call: calls share a
+   * timeout, so a later call rarely has an earlier deadline and sending one costs a comparison).
+   */
+  #deadlineTimer: NodeJS.Timeout | undefined;
+  #deadlineAt = Number.POSITIVE_INFINITY;
   /**
    * The in-flight calls of each signal, behind one abort listener per signal (added the first time the
    * signal is seen, dropped with it): a recipe passes the same signal to every call of one acquire,
@@ -124,7 +131,9 @@ export class ZkSession {
   /** Deletes `path` (any version). False when it did not exist. */
   async remove(path: string, options?: CallOptions): Promise<boolean> {
     try {
-      await this.#call<void>('delete', path, options, (client, done) => client.remove(path, -1, done));
+      await this.#call<void>('delete', path, options, (client, done) =>
+        deleteNode(client, path, -1, (error) => done(error, undefined)),
+      );
       return true;
     } catch (error) {
       if (error instanceof ZkCallError && error.code === ZkCode.NO_NODE) return false;
@@ -258,7 +267,6 @@ export class ZkSession {
     let probing = false;
     this.#liveness = setInterval(() => {
       const now = monotonicNow();
-      for (const call of this.#inflight) if (call.deadline <= now) call.timeOut();
       if (this.#suspendedAt !== undefined) {
         if (now - this.#suspendedAt >= this.sessionTimeoutMs) this.#expire(client, this.#generation);
         return;
@@ -319,9 +327,8 @@ export class ZkSession {
   }
 
   /**
-   * One request: a single promise settled by the reply, the signal, or the deadline (checked on the
-   * liveness tick, so a call settles within its timeout plus one tick; no timer per call). A reply
-   * that comes after the call gave up is ignored.
+   * One request: a single promise settled by the reply, the signal, or the deadline (`#watchDeadline`).
+   * A reply that comes after the call gave up is ignored.
    */
   #send<T>(
     client: Client,
@@ -357,6 +364,7 @@ export class ZkSession {
       };
       this.#inflight.add(call);
       calls?.add(call);
+      if (call.deadline < this.#deadlineAt) this.#watchDeadline(call.deadline);
       invoke(client, (error, value) => {
         if (this.#client === client && (!error || error.getCode() !== ZkCode.CONNECTION_LOSS)) {
           this.#lastReplyAt = monotonicNow();
@@ -387,8 +395,37 @@ export class ZkSession {
 
   #failInflight(detail: string): void {
     for (const call of [...this.#inflight]) call.fail(detail);
+    clearTimeout(this.#deadlineTimer);
+    this.#deadlineTimer = undefined;
+    this.#deadlineAt = Number.POSITIVE_INFINITY;
+  }
+
+  /** (Re)arms the deadline timer for `deadline`, earlier than the one it is armed for. */
+  #watchDeadline(deadline: number): void {
+    clearTimeout(this.#deadlineTimer);
+    this.#deadlineAt = deadline;
+    // Clamped: Node fires a longer timer at once (and warns), which would spin.
+    const delay = Math.min(MAX_TIMER_MS, Math.max(0, deadline - monotonicNow()));
+    this.#deadlineTimer = setTimeout(() => this.#timeOutCalls(), delay);
+    // A pending call's deadline must not keep a process alive that has nothing else to do.
+    this.#deadlineTimer.unref();
+  }
+
+  /** Fails the calls past their deadline and re-arms for the earliest left (settled calls are gone). */
+  #timeOutCalls(): void {
+    this.#deadlineTimer = undefined;
+    this.#deadlineAt = Number.POSITIVE_INFINITY;
+    const now = monotonicNow();
+    let next = Number.POSITIVE_INFINITY;
+    for (const call of [...this.#inflight]) {
+      if (call.deadline <= now) call.timeOut();
+      else if (call.deadline < next) next = call.deadline;
+    }
+    if (next < Number.POSITIVE_INFINITY) this.#watchDeadline(next);
   }
 }
+
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 interface InFlight {
   readonly deadline: number;

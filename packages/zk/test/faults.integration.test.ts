@@ -1,11 +1,19 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import type { Cluster } from '@fencekit/cluster';
 import { injectCluster } from '@fencekit/cluster/vitest';
 import { isFencekitError, LockLostError, monotonicNow } from '@fencekit/core';
-import { GuardedWriteRefusedError, UNSURE, ZkElection, type ZkLease, ZkLockClient } from '@fencekit/zk';
+import {
+  createSession,
+  GuardedWriteRefusedError,
+  UNSURE,
+  ZkElection,
+  type ZkLease,
+  ZkLockClient,
+} from '@fencekit/zk';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ZkCode, zkCode } from '../src/zk-errors.js';
 import { startEnsemble } from './support/ensemble.js';
 import { ResourceLog } from './support/resource-log.js';
 import { stopsServing } from './support/serving.js';
@@ -31,6 +39,23 @@ function resourceName(label: string): string {
   return `faults/${label}/${Math.random().toString(36).slice(2)}`;
 }
 
+/**
+ * Runs a fixture (`holder.mjs`, `leader.mjs`) in a child process and waits, at most 20 s, for its first
+ * line, `<what> <number>` once it holds or leads: returns the process and that number (fence or term).
+ */
+async function startFixture(
+  script: string,
+  args: string[],
+  failure: string,
+): Promise<{ child: ChildProcess; value: bigint }> {
+  const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  track({ close: async () => void child.kill('SIGKILL') });
+  const [line] = (await once(child.stdout!, 'data', { signal: AbortSignal.timeout(20_000) }).catch(() => {
+    throw new Error(failure);
+  })) as [Buffer];
+  return { child, value: BigInt(line.toString().trim().split(' ')[1]!) };
+}
+
 async function createDataNode(client: ZkLockClient, path: string): Promise<void> {
   await client.session.mkdirp(path);
 }
@@ -44,17 +69,11 @@ describe('zookeeper under faults', () => {
   it('a killed holder process frees the lock within the session timeout + 1 s', async () => {
     const servers = injectCluster('zookeeper').endpoints.join(',');
     const resource = resourceName('killed-holder');
-    const child = spawn(process.execPath, [holderScript, servers, resource, String(sessionTimeoutMs)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    track({ close: async () => void child.kill('SIGKILL') });
-    const [line] = (await Promise.race([
-      once(child.stdout!, 'data'),
-      new Promise((_, reject) =>
-        setTimeout(() => reject(new Error('holder process never held the lock')), 20_000),
-      ),
-    ])) as [Buffer];
-    const heldFence = BigInt(line.toString().trim().split(' ')[1]!);
+    const { child, value: heldFence } = await startFixture(
+      holderScript,
+      [servers, resource, String(sessionTimeoutMs)],
+      'holder process never held the lock',
+    );
 
     const waiter = track(new ZkLockClient({ servers, sessionTimeoutMs }));
     const waiting = waiter.acquire(resource, { ttlMs: 10_000, waitMs: sessionTimeoutMs * 4 });
@@ -71,15 +90,11 @@ describe('zookeeper under faults', () => {
   it('a killed leader process hands leadership on within the session timeout + 1 s', async () => {
     const servers = injectCluster('zookeeper').endpoints.join(',');
     const name = resourceName('killed-leader');
-    const child = spawn(process.execPath, [leaderScript, servers, name, String(sessionTimeoutMs)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    track({ close: async () => void child.kill('SIGKILL') });
-    const [line] = (await Promise.race([
-      once(child.stdout!, 'data'),
-      new Promise((_, reject) => setTimeout(() => reject(new Error('the leader process never led')), 20_000)),
-    ])) as [Buffer];
-    const deadTerm = BigInt(line.toString().trim().split(' ')[1]!);
+    const { child, value: deadTerm } = await startFixture(
+      leaderScript,
+      [servers, name, String(sessionTimeoutMs)],
+      'the leader process never led',
+    );
 
     const election = track(new ZkElection(name, { servers, sessionTimeoutMs }));
     expect((await election.leader())?.candidate).toBe('doomed');
@@ -162,6 +177,22 @@ describe('zookeeper under faults', () => {
         await leaseB.release();
       }, 240_000);
     }
+
+    it('a call to a server that stops answering gives up at its own timeout, not a liveness tick later', async () => {
+      cluster = await startEnsemble({ topology: 'zookeeper', nodes: 3 });
+      const node = cluster.nodes[0]!;
+      // A long session (the servers grant at most 10 s): its liveness tick, ⅙ of it, would show.
+      const session = track(createSession({ servers: node.endpoint, sessionTimeoutMs: 10_000 }));
+      await session.exists('/');
+      await cluster.faults.pause(node.id);
+      const started = monotonicNow();
+      const error = await session.exists('/', undefined, { timeoutMs: 300 }).catch((e: unknown) => e);
+      const tookMs = monotonicNow() - started;
+      expect(zkCode(error)).toBe(ZkCode.OPERATION_TIMEOUT);
+      expect(tookMs).toBeGreaterThanOrEqual(299);
+      expect(tookMs).toBeLessThan(1_000);
+      await cluster.faults.heal();
+    }, 240_000);
 
     it('killing the ZooKeeper leader: a lock held through a surviving server stays held', async () => {
       cluster = await startEnsemble({ topology: 'zookeeper', nodes: 3, proxy: true });

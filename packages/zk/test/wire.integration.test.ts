@@ -5,6 +5,7 @@ import { ZkLockClient } from '@fencekit/zk';
 import zookeeper, { type Client, type Stat, type ZkException } from 'node-zookeeper-client';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type Created, create2 } from '../src/create2.js';
+import { deleteNode } from '../src/delete.js';
 import { ZkCode } from '../src/zk-errors.js';
 
 const cluster = injectCluster('zookeeper');
@@ -40,8 +41,8 @@ const created = (client: Client, path: string, mode = EPHEMERAL_SEQUENTIAL) =>
   call<Created>((done) => create2(client, path, null, mode, done));
 const stat = (client: Client, path: string) =>
   call<Stat | null>((done) => client.exists(path, undefined, done));
-const remove = (client: Client, path: string) =>
-  call<void>((done) => client.remove(path, -1, (error) => done(error)));
+const remove = (client: Client, path: string, version = -1) =>
+  call<void>((done) => deleteNode(client, path, version, (error) => done(error)));
 
 function folder(label: string): string {
   return `/fencekit-test/create2-${label}-${Math.random().toString(36).slice(2)}`;
@@ -94,6 +95,28 @@ describe('CREATE2 through node-zookeeper-client', () => {
     const first = await created(client, `${parent}/n-`);
     await remove(client, first.path);
     expect((await created(client, `${parent}/n-`)).path).toBe(`${parent}/n-0000000001`);
+  });
+});
+
+describe('DELETE through node-zookeeper-client', () => {
+  it('deletes the node, checks the version, reports NO_NODE, and works under a chroot', async () => {
+    const plain = await connect();
+    const root = folder('delete');
+    await call((done) => plain.mkdirp(`${root}/q`, done));
+    const node = await created(plain, `${root}/q/n-`);
+    const wrongVersion = await remove(plain, node.path, 7).catch((e: ZkException) => e);
+    expect((wrongVersion as ZkException).getCode()).toBe(ZkCode.BAD_VERSION);
+    await remove(plain, node.path, 0);
+    expect(await stat(plain, node.path)).toBeNull();
+    const missing = await remove(plain, node.path).catch((e: ZkException) => e);
+    expect((missing as ZkException).getCode()).toBe(ZkCode.NO_NODE);
+
+    const chrooted = await connect(`${cluster.endpoints[0]}${root}`);
+    const inside = await created(chrooted, '/q/n-');
+    await remove(chrooted, inside.path);
+    expect(await stat(plain, `${root}${inside.path}`)).toBeNull();
+    // The connection carries on normally afterwards.
+    expect((await stat(chrooted, '/q'))?.numChildren).toBe(0);
   });
 });
 

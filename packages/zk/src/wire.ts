@@ -1,0 +1,43 @@
+/// <reference path="./node-zookeeper-client.d.ts" preserve="true" />
+import type { Client, Stat, ZkException } from 'node-zookeeper-client';
+
+/**
+ * The part of node-zookeeper-client 1.1.3's connection (pinned exactly in package.json) through
+ * which fencekit sends the requests it encodes itself (`create2.ts`, `delete.ts`): the library still
+ * assigns the xid, matches the reply to the request, decodes it, and fails pending requests when the
+ * connection drops, exactly as for its own requests.
+ */
+
+/** What the connection queues: it sets `header.xid`, decodes the reply by `header.type`, sends `toBuffer()`. */
+export interface WireRequest {
+  header: { xid: number; type: number };
+  /** Always null: with a payload record the library would add the chroot itself. */
+  payload: null;
+  toBuffer(): Buffer;
+}
+
+/** The library's decoded reply, for the reply types used here (GET_DATA's: data and stat; DELETE's: none). */
+export interface WireReply {
+  payload?: { data?: Buffer; stat?: Stat } | null;
+}
+
+interface ConnectionManager {
+  chrootPath?: string | undefined;
+  queue(request: WireRequest, callback: (error: ZkException | null, reply?: WireReply) => void): void;
+}
+
+export function connectionOf(client: Client): ConnectionManager {
+  return (client as unknown as { connectionManager: ConnectionManager }).connectionManager;
+}
+
+/** The length jute's int32-prefixed UTF-8 string takes for `text`. */
+export function stringBytes(text: string): number {
+  return 4 + Buffer.byteLength(text);
+}
+
+/** Writes `text` as jute does (int32 byte length, then UTF-8); returns the offset after it. */
+export function writeString(buffer: Buffer, text: string, at: number): number {
+  const written = buffer.write(text, at + 4, 'utf8');
+  buffer.writeInt32BE(written, at);
+  return at + 4 + written;
+}
