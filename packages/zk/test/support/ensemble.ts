@@ -1,15 +1,7 @@
 import { type Cluster, type ClusterOptions, startCluster } from '@fencekit/cluster';
+import { retried } from './retry.js';
 
-/**
- * `startCluster` with up to 3 attempts: on a loaded shared machine a ZooKeeper ensemble occasionally
- * misses its first leader election within the start timeout. A test that cannot get a cluster fails.
- */
-export async function startEnsemble(options: ClusterOptions): Promise<Cluster> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startCluster(options);
-    } catch (error) {
-      if (attempt >= 3) throw error;
-    }
-  }
+/** `startCluster` with up to 3 attempts (see `retried`). A test that cannot get a cluster fails. */
+export function startEnsemble(options: ClusterOptions): Promise<Cluster> {
+  return retried(3, () => startCluster(options));
 }
