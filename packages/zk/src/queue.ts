@@ -1,6 +1,7 @@
 import { monotonicNow } from '@fencekit/core';
 import { entryPrefix, newOwner, queueOrder, sequenceOf } from './paths.js';
 import type { ZkSession } from './session.js';
+import type { Cancel } from './wait-scope.js';
 import { isUncertain, ZkCode, zkCode } from './zk-errors.js';
 import { zxidOf } from './zxid.js';
 
@@ -82,7 +83,7 @@ export class SequentialQueue {
    * The shortcut assumes fencekit's folders are not deleted and recreated while its clients run (a
    * new folder numbers from 0 again); nothing in fencekit deletes them.
    */
-  async join(folder: string, data: Buffer | null, signal: AbortSignal): Promise<Joined> {
+  async join(folder: string, data: Buffer | null, signal: Cancel): Promise<Joined> {
     const owner = newOwner();
     const prefix = `${folder}/${entryPrefix(owner, this.kind)}`;
     for (;;) {
@@ -148,7 +149,7 @@ export class SequentialQueue {
    * entry, so a release wakes exactly one waiter. Throws `EntryGoneError` if the entry vanishes and
    * the signal's reason when `signal` aborts (the caller then leaves the queue).
    */
-  async awaitHead(entry: QueueEntry, joined: Joined, signal: AbortSignal): Promise<Head> {
+  async awaitHead(entry: QueueEntry, joined: Joined, signal: Cancel): Promise<Head> {
     let order: string[] | undefined = joined.order.length > 0 ? joined.order : undefined;
     for (;;) {
       signal.throwIfAborted();
@@ -209,7 +210,7 @@ export class SequentialQueue {
     if (this.session.generation !== entry.generation) throw new EntryGoneError(entry, 'its session expired');
   }
 
-  async #czxid(entry: QueueEntry, signal: AbortSignal): Promise<bigint> {
+  async #czxid(entry: QueueEntry, signal: Cancel): Promise<bigint> {
     if (entry.czxid !== undefined) return entry.czxid;
     const stat = await this.session.exists(entry.path, undefined, { signal });
     this.#assertAlive(entry);
@@ -223,7 +224,7 @@ export class SequentialQueue {
    * other change. Our own czxid is fetched in the same pipeline while we
    * wait, so the grant that follows costs one listing, not two round trips.
    */
-  async #untilDeleted(entry: QueueEntry, predecessor: string, signal: AbortSignal): Promise<boolean> {
+  async #untilDeleted(entry: QueueEntry, predecessor: string, signal: Cancel): Promise<boolean> {
     let fire: (deleted: boolean) => void = () => {};
     const changed = new Promise<boolean>((resolve) => {
       fire = resolve;
@@ -265,7 +266,7 @@ export class SequentialQueue {
     }
   }
 
-  async #findOwn(folder: string, owner: string, signal: AbortSignal): Promise<string | undefined> {
+  async #findOwn(folder: string, owner: string, signal: Cancel): Promise<string | undefined> {
     const prefix = entryPrefix(owner, this.kind);
     for (;;) {
       try {
@@ -279,7 +280,7 @@ export class SequentialQueue {
     }
   }
 
-  async #ensureFolder(folder: string, signal: AbortSignal): Promise<void> {
+  async #ensureFolder(folder: string, signal: Cancel): Promise<void> {
     try {
       await this.session.mkdirp(folder, { signal });
     } catch (error) {
@@ -288,7 +289,7 @@ export class SequentialQueue {
   }
 }
 
-function pause(ms: number, signal?: AbortSignal): Promise<void> {
+function pause(ms: number, signal?: Cancel): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const onAbort = () => {

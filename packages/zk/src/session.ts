@@ -3,6 +3,7 @@ import { monotonicNow } from '@fencekit/core';
 import zookeeper, { type Client, type Stat, type Watcher, type ZkException } from 'node-zookeeper-client';
 import { type Created, create2 } from './create2.js';
 import { deleteNode } from './delete.js';
+import type { Cancel } from './wait-scope.js';
 import { ZkCallError, ZkCode } from './zk-errors.js';
 
 /**
@@ -19,7 +20,7 @@ export interface SessionOptions {
 }
 
 export interface CallOptions {
-  signal?: AbortSignal | undefined;
+  signal?: Cancel | undefined;
   /** Give up waiting for the reply after this long (the request may still be applied). */
   timeoutMs?: number | undefined;
 }
@@ -59,7 +60,7 @@ export class ZkSession {
    * signal is seen, dropped with it): a recipe passes the same signal to every call of one acquire,
    * and adding and removing an AbortSignal listener per call cost more than the rest of the wrapper.
    */
-  readonly #bySignal = new WeakMap<AbortSignal, Set<InFlight>>();
+  readonly #bySignal = new WeakMap<Cancel, Set<InFlight>>();
 
   constructor(options: SessionOptions) {
     this.#servers = options.servers;
@@ -376,7 +377,7 @@ export class ZkSession {
     });
   }
 
-  #callsOf(signal: AbortSignal): Set<InFlight> {
+  #callsOf(signal: Cancel): Set<InFlight> {
     let calls = this.#bySignal.get(signal);
     if (!calls) {
       const set = new Set<InFlight>();
@@ -439,7 +440,7 @@ async function settleWithin<T>(
   promise: Promise<T>,
   operation: string,
   path: string,
-  options: { timeoutMs: number; signal?: AbortSignal | undefined },
+  options: { timeoutMs: number; signal?: Cancel | undefined },
 ): Promise<T> {
   const { signal, timeoutMs } = options;
   if (signal?.aborted) throw signal.reason;
