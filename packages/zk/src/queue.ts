@@ -160,7 +160,8 @@ export class SequentialQueue {
         }
         const index = order.indexOf(entry.name);
         if (index < 0) throw new EntryGoneError(entry, 'its node is no longer in the queue');
-        if (index === 0) return { czxid: await this.#czxid(entry, signal) };
+        // Known from the create's reply (CREATE2) unless the reply was lost.
+        if (index === 0) return { czxid: entry.czxid ?? (await this.#czxid(entry, signal)) };
         const predecessor = `${entry.folder}/${order[index - 1]}`;
         order = undefined;
         const gone = await this.#untilDeleted(entry, predecessor, signal);
@@ -168,7 +169,7 @@ export class SequentialQueue {
         // and the one ahead is deleted, ours is the head, with no need to list the folder again.
         if (gone && index === 1) {
           this.#assertAlive(entry);
-          return { czxid: await this.#czxid(entry, signal) };
+          return { czxid: entry.czxid ?? (await this.#czxid(entry, signal)) };
         }
       } catch (error) {
         if (!isUncertain(error)) throw error;
