@@ -57,6 +57,9 @@ export interface RedisLockClientOptions {
 
 type Grant = Extract<AttemptReply, { granted: true }> & { sentAt: number };
 
+/** How many resources' key names a client keeps at hand. */
+const KEY_CACHE_SIZE = 1_000;
+
 /** Bounds the best-effort clean-up after a failed or cancelled acquire. */
 const CANCEL_TIMEOUT_MS = 2_000;
 
@@ -78,6 +81,8 @@ export class RedisLockClient implements LockClient<bigint> {
   readonly #wake: WakeSubscriber;
   readonly #deadlines: CommandDeadlines | undefined;
   readonly #lifecycle = new ClientLifecycle<ManagedLease<bigint>>('RedisLockClient');
+  /** Key names of recently used resources: built once, not five string concatenations per acquire. */
+  readonly #keys = new Map<string, ResourceKeys>();
 
   constructor(options: RedisLockClientOptions) {
     if (typeof options !== 'object' || options === null || options.connection === undefined) {
@@ -165,7 +170,7 @@ export class RedisLockClient implements LockClient<bigint> {
     ttlMs: number,
     decide: boolean,
   ): Promise<ManagedLease<bigint> | null | undefined> {
-    const keys = resourceKeys(this.#prefix, resource);
+    const keys = this.#keysOf(resource);
     const owner = newOwnerToken();
     let sentAt = monotonicNow();
     let reply: AttemptReply | undefined;
@@ -203,7 +208,7 @@ export class RedisLockClient implements LockClient<bigint> {
     startedAt: number,
   ): Promise<ManagedLease<bigint>> {
     const { resource, ttlMs } = request;
-    const keys = resourceKeys(this.#prefix, resource);
+    const keys = this.#keysOf(resource);
     const owner = newOwnerToken();
     const ready = this.#wake.ready();
     if (ready !== undefined) {
@@ -341,6 +346,17 @@ export class RedisLockClient implements LockClient<bigint> {
   /** Leaves the queue and gives back a grant that may have raced with a failure or a stop. */
   async #cancel(keys: ResourceKeys, owner: string): Promise<void> {
     await settleWithin(this.#node.release(keys, owner), CANCEL_TIMEOUT_MS);
+  }
+
+  #keysOf(resource: string): ResourceKeys {
+    let keys = this.#keys.get(resource);
+    if (keys === undefined) {
+      // Bounded: a caller cycling through many resources starts over rather than growing it.
+      if (this.#keys.size >= KEY_CACHE_SIZE) this.#keys.clear();
+      keys = resourceKeys(this.#prefix, resource);
+      this.#keys.set(resource, keys);
+    }
+    return keys;
   }
 
   async #freeConnections(): Promise<void> {

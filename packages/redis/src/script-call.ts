@@ -95,7 +95,8 @@ function scriptCommand(
   numberOfKeys: number,
   args: (string | number)[],
 ): Command {
-  return new Command(name, [script, numberOfKeys, ...args], {
+  // ioredis flattens nested arguments into the command itself: one copy of `args`, not two.
+  return new Command(name, [script, numberOfKeys, args], {
     replyEncoding: 'utf8',
     // As defineCommand did: a caller's instance with a keyPrefix prefixes the script's keys too.
     keyPrefix: redis.options.keyPrefix,
