@@ -25,7 +25,11 @@ export function fanOut<T>(
   timeoutMs: number,
   request: (node: LockNode) => Promise<T>,
   enough?: EnoughAnswers<T>,
-  /** Receives a promise that resolves once every request settled (answered, failed or timed out). */
+  /**
+   * Called when the answer is returned while some requests are still in flight (a quorum agreed
+   * first, or the timeout passed), with a promise that resolves once every request has settled. Not
+   * called when all of them had settled already: the common case pays for no extra promise.
+   */
   onAllSettled?: (all: Promise<void>) => void,
 ): Promise<NodeResult<T>[]> {
   return new Promise((resolve) => {
@@ -33,10 +37,20 @@ export function fanOut<T>(
     let settled = 0;
     let agreed = 0;
     let done = false;
+    // Requests whose promise settled, unlike `settled`, which also counts nodes given up on.
+    let completed = 0;
+    let allCompleted: (() => void) | undefined;
     const finish = (): void => {
       if (done) return;
       done = true;
       clearTimeout(timer);
+      if (onAllSettled !== undefined && completed < nodes.length) {
+        onAllSettled(
+          new Promise<void>((resolveAll) => {
+            allCompleted = resolveAll;
+          }),
+        );
+      }
       resolve(
         results.map(
           (r, i) =>
@@ -68,13 +82,22 @@ export function fanOut<T>(
         }),
       timeoutMs,
     );
-    const requests = nodes.map((node, i) =>
+    const complete = (): void => {
+      completed += 1;
+      if (completed === nodes.length) allCompleted?.();
+    };
+    for (const [i, node] of nodes.entries()) {
       request(node).then(
-        (value) => settle(i, { node, answered: true, value }),
-        (error: unknown) => settle(i, { node, answered: false, reason: failureReason(node, error) }),
-      ),
-    );
-    onAllSettled?.(Promise.all(requests).then(() => undefined));
+        (value) => {
+          complete();
+          settle(i, { node, answered: true, value });
+        },
+        (error: unknown) => {
+          complete();
+          settle(i, { node, answered: false, reason: failureReason(node, error) });
+        },
+      );
+    }
   });
 }
 
