@@ -1,6 +1,6 @@
 /// <reference path="./node-zookeeper-client.d.ts" preserve="true" />
 import zookeeper, { type Client, type Stat, type ZkException } from 'node-zookeeper-client';
-import { connectionOf, stringBytes, type WireRequest, writeString } from './wire.js';
+import { connectionOf, serverPath, stringBytes, type WireRequest, writeString } from './wire.js';
 
 /**
  * ZooKeeper's CREATE2 (opcode 15, servers ≥ 3.5): a create whose reply carries the new node's Stat,
@@ -53,7 +53,7 @@ export function create2(
   const request: WireRequest = {
     header,
     payload: null,
-    toBuffer: () => encodeCreate2(header.xid, chroot ? chroot + path : path, data, mode),
+    toBuffer: () => encodeCreate2(header.xid, serverPath(chroot, path), data, mode),
   };
   connection.queue(request, (error, reply) => {
     if (error) return callback(error);

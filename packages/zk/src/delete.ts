@@ -1,5 +1,5 @@
 import type { Client, ZkException } from 'node-zookeeper-client';
-import { connectionOf, stringBytes, type WireRequest, writeString } from './wire.js';
+import { connectionOf, serverPath, stringBytes, type WireRequest, writeString } from './wire.js';
 
 const DELETE = 2;
 
@@ -17,7 +17,7 @@ export function deleteNode(
   callback: (error: ZkException | null) => void,
 ): void {
   const connection = connectionOf(client);
-  const full = connection.chrootPath ? connection.chrootPath + path : path;
+  const full = serverPath(connection.chrootPath, path);
   const header = { xid: 0, type: DELETE };
   const request: WireRequest = {
     header,

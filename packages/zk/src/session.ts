@@ -3,6 +3,7 @@ import { monotonicNow } from '@fencekit/core';
 import zookeeper, { type Client, type Stat, type Watcher, type ZkException } from 'node-zookeeper-client';
 import { type Created, create2 } from './create2.js';
 import { deleteNode } from './delete.js';
+import { listChildren } from './read.js';
 import type { Cancel } from './wait-scope.js';
 import { ZkCallError, ZkCode } from './zk-errors.js';
 
@@ -151,8 +152,13 @@ export class ZkSession {
     watcher?: Watcher,
     options?: CallOptions,
   ): Promise<{ children: string[]; stat: Stat }> {
+    // Without a watch, fencekit sends the listing itself (`read.ts`); a watch is the library's to keep.
     return this.#call('getChildren', path, options, (client, done) =>
-      client.getChildren(path, watcher, (error, children, stat) => done(error, { children, stat })),
+      watcher
+        ? client.getChildren(path, watcher, (error, children, stat) => done(error, { children, stat }))
+        : listChildren(client, path, (error, children, stat) =>
+            done(error, { children: children ?? [], stat: stat as Stat }),
+          ),
     );
   }
 

@@ -3,7 +3,7 @@ import type { Client, Stat, ZkException } from 'node-zookeeper-client';
 
 /**
  * The part of node-zookeeper-client 1.1.3's connection (pinned exactly in package.json) through
- * which fencekit sends the requests it encodes itself (`create2.ts`, `delete.ts`): the library still
+ * which fencekit sends the requests it encodes itself (`create2.ts`, `delete.ts`, `read.ts`): the library still
  * assigns the xid, matches the reply to the request, decodes it, and fails pending requests when the
  * connection drops, exactly as for its own requests.
  */
@@ -16,9 +16,12 @@ export interface WireRequest {
   toBuffer(): Buffer;
 }
 
-/** The library's decoded reply, for the reply types used here (GET_DATA's: data and stat; DELETE's: none). */
+/**
+ * The library's decoded reply, for the reply types used here (GET_DATA's: data and stat;
+ * GET_CHILDREN2's: children and stat; DELETE's: none).
+ */
 export interface WireReply {
-  payload?: { data?: Buffer; stat?: Stat } | null;
+  payload?: { data?: Buffer; children?: string[]; stat?: Stat } | null;
 }
 
 interface ConnectionManager {
@@ -28,6 +31,12 @@ interface ConnectionManager {
 
 export function connectionOf(client: Client): ConnectionManager {
   return (client as unknown as { connectionManager: ConnectionManager }).connectionManager;
+}
+
+/** `path` as the server knows it: under the client's chroot, if it has one (as the library does). */
+export function serverPath(chroot: string | undefined, path: string): string {
+  if (!chroot) return path;
+  return path === '/' ? chroot : chroot + path;
 }
 
 /** The length jute's int32-prefixed UTF-8 string takes for `text`. */

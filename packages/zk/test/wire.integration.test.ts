@@ -6,6 +6,7 @@ import zookeeper, { type Client, type Stat, type ZkException } from 'node-zookee
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type Created, create2 } from '../src/create2.js';
 import { deleteNode } from '../src/delete.js';
+import { listChildren } from '../src/read.js';
 import { ZkCode } from '../src/zk-errors.js';
 
 const cluster = injectCluster('zookeeper');
@@ -117,6 +118,33 @@ describe('DELETE through node-zookeeper-client', () => {
     expect(await stat(plain, `${root}${inside.path}`)).toBeNull();
     // The connection carries on normally afterwards.
     expect((await stat(chrooted, '/q'))?.numChildren).toBe(0);
+  });
+});
+
+describe('GET_CHILDREN2 (no watch) through node-zookeeper-client', () => {
+  const list = (client: Client, path: string) =>
+    new Promise<{ children: string[]; stat: Stat }>((resolve, reject) =>
+      listChildren(client, path, (error, children, stat) =>
+        error ? reject(error) : resolve({ children: children ?? [], stat: stat as Stat }),
+      ),
+    );
+
+  it('lists as the library does, reports NO_NODE, and works under a chroot (root included)', async () => {
+    const plain = await connect();
+    const root = folder('list');
+    await call((done) => plain.mkdirp(`${root}/q`, done));
+    const nodes = [await created(plain, `${root}/q/n-`), await created(plain, `${root}/q/n-`)];
+    const ours = await list(plain, `${root}/q`);
+    const theirs = await call<string[]>((done) => plain.getChildren(`${root}/q`, undefined, done));
+    expect(ours.children.sort()).toEqual(theirs.sort());
+    expect(ours.children.sort()).toEqual(nodes.map((n) => n.path.slice(`${root}/q/`.length)));
+    expect(ours.stat.numChildren).toBe(2);
+    const missing = await list(plain, `${root}/nope`).catch((e: ZkException) => e);
+    expect((missing as ZkException).getCode()).toBe(ZkCode.NO_NODE);
+
+    const chrooted = await connect(`${cluster.endpoints[0]}${root}`);
+    expect((await list(chrooted, '/q')).children.sort()).toEqual(theirs.sort());
+    expect((await list(chrooted, '/')).children).toEqual(['q']);
   });
 });
 
