@@ -1,6 +1,7 @@
-import type { Client, Stat, ZkException } from 'node-zookeeper-client';
+import type { Client, Stat, Watcher, ZkException } from 'node-zookeeper-client';
 import { connectionOf, serverPath, stringBytes, type WireRequest, writeString } from './wire.js';
 
+const GET_DATA = 4;
 const GET_CHILDREN2 = 12;
 
 /**
@@ -17,32 +18,58 @@ export function listChildren(
 ): void {
   const connection = connectionOf(client);
   const full = serverPath(connection.chrootPath, path);
-  const header = { xid: 0, type: GET_CHILDREN2 };
-  const request: WireRequest = {
-    header,
-    payload: null,
-    toBuffer: () => {
-      // Frame length; header (xid, opcode); GetChildren2Request (path, watch = false).
-      const size = 8 + stringBytes(full) + 1;
-      const buffer = Buffer.allocUnsafe(4 + size);
-      buffer.writeInt32BE(size, 0);
-      buffer.writeInt32BE(header.xid, 4);
-      buffer.writeInt32BE(GET_CHILDREN2, 8);
-      buffer.writeUInt8(0, writeString(buffer, full, 12));
-      return buffer;
-    },
-  };
-  connection.queue(request, (error, reply) => {
+  connection.queue(pathRequest(GET_CHILDREN2, full, false), (error, reply) => {
     if (error) return callback(error);
     const children = reply?.payload?.children;
     const stat = reply?.payload?.stat;
-    if (!stat) return callback(malformed());
+    if (!stat) return callback(malformed('GET_CHILDREN2'));
     callback(null, children ?? [], stat);
   });
 }
 
-function malformed(): ZkException {
-  const error = new Error('malformed GET_CHILDREN2 reply') as ZkException;
+/**
+ * ZooKeeper's GET_DATA, optionally setting a data watch, sent the same way. As the library's own
+ * `getData` does, the watcher is registered with the library's watcher manager once the reply says the
+ * node exists (a GET_DATA on a missing node leaves no watch on the server either), so the library
+ * delivers the event and re-arms the watch after a reconnect as for its own watches.
+ */
+export function getData(
+  client: Client,
+  path: string,
+  watcher: Watcher | undefined,
+  callback: (error: ZkException | null, data?: Buffer | null, stat?: Stat) => void,
+): void {
+  const connection = connectionOf(client);
+  const request = pathRequest(GET_DATA, serverPath(connection.chrootPath, path), watcher !== undefined);
+  connection.queue(request, (error, reply) => {
+    if (error) return callback(error);
+    const stat = reply?.payload?.stat;
+    if (!stat) return callback(malformed('GET_DATA'));
+    if (watcher) connection.registerDataWatcher(path, watcher);
+    callback(null, reply?.payload?.data ?? null, stat);
+  });
+}
+
+/** A request whose body is `path, watch` (GetDataRequest, GetChildren2Request): frame, header, body. */
+function pathRequest(type: number, path: string, watch: boolean): WireRequest {
+  const header = { xid: 0, type };
+  return {
+    header,
+    payload: null,
+    toBuffer: () => {
+      const size = 8 + stringBytes(path) + 1;
+      const buffer = Buffer.allocUnsafe(4 + size);
+      buffer.writeInt32BE(size, 0);
+      buffer.writeInt32BE(header.xid, 4);
+      buffer.writeInt32BE(type, 8);
+      buffer.writeUInt8(watch ? 1 : 0, writeString(buffer, path, 12));
+      return buffer;
+    },
+  };
+}
+
+function malformed(what: string): ZkException {
+  const error = new Error(`malformed ${what} reply`) as ZkException;
   error.code = -4; // CONNECTION_LOSS: the caller cannot tell what the server holds
   error.getCode = () => error.code;
   return error;

@@ -3,7 +3,7 @@ import { monotonicNow } from '@fencekit/core';
 import zookeeper, { type Client, type Stat, type Watcher, type ZkException } from 'node-zookeeper-client';
 import { type Created, create2 } from './create2.js';
 import { deleteNode } from './delete.js';
-import { listChildren } from './read.js';
+import { getData, listChildren } from './read.js';
 import type { Cancel } from './wait-scope.js';
 import { ZkCallError, ZkCode } from './zk-errors.js';
 
@@ -168,7 +168,9 @@ export class ZkSession {
     options?: CallOptions,
   ): Promise<{ data: Buffer | null; stat: Stat }> {
     return this.#call('getData', path, options, (client, done) =>
-      client.getData(path, watcher, (error, data, stat) => done(error, { data, stat })),
+      getData(client, path, watcher, (error, data, stat) =>
+        done(error, { data: data ?? null, stat: stat as Stat }),
+      ),
     );
   }
 

@@ -1,5 +1,5 @@
 /// <reference path="./node-zookeeper-client.d.ts" preserve="true" />
-import type { Client, Stat, ZkException } from 'node-zookeeper-client';
+import type { Client, Stat, Watcher, ZkException } from 'node-zookeeper-client';
 
 /**
  * The part of node-zookeeper-client 1.1.3's connection (pinned exactly in package.json) through
@@ -26,6 +26,8 @@ export interface WireReply {
 
 interface ConnectionManager {
   chrootPath?: string | undefined;
+  /** The library's watcher manager, keyed by the path as the client names it (without chroot). */
+  registerDataWatcher(path: string, watcher: Watcher): void;
   queue(request: WireRequest, callback: (error: ZkException | null, reply?: WireReply) => void): void;
 }
 

@@ -6,7 +6,7 @@ import zookeeper, { type Client, type Stat, type ZkException } from 'node-zookee
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type Created, create2 } from '../src/create2.js';
 import { deleteNode } from '../src/delete.js';
-import { listChildren } from '../src/read.js';
+import { getData, listChildren } from '../src/read.js';
 import { ZkCode } from '../src/zk-errors.js';
 
 const cluster = injectCluster('zookeeper');
@@ -145,6 +145,43 @@ describe('GET_CHILDREN2 (no watch) through node-zookeeper-client', () => {
     const chrooted = await connect(`${cluster.endpoints[0]}${root}`);
     expect((await list(chrooted, '/q')).children.sort()).toEqual(theirs.sort());
     expect((await list(chrooted, '/')).children).toEqual(['q']);
+  });
+});
+
+describe('GET_DATA (with or without a watch) through node-zookeeper-client', () => {
+  const read = (client: Client, path: string, watcher?: (event: { type: number; path: string }) => void) =>
+    new Promise<{ data: Buffer | null | undefined; stat: Stat }>((resolve, reject) =>
+      getData(client, path, watcher, (error, data, stat) =>
+        error ? reject(error) : resolve({ data, stat: stat as Stat }),
+      ),
+    );
+
+  it('reads data and Stat, and the watch fires on deletion, also under a chroot', async () => {
+    const plain = await connect();
+    const root = folder('read');
+    await call((done) => plain.mkdirp(`${root}/q`, done));
+    const data = Buffer.from('candidate-a');
+    const node = await call<Created>((done) =>
+      create2(plain, `${root}/q/n-`, data, EPHEMERAL_SEQUENTIAL, done),
+    );
+    const chrooted = await connect(`${cluster.endpoints[0]}${root}`);
+    const relative = node.path.slice(root.length);
+    const events: { type: number; path: string }[] = [];
+    const plainRead = await read(plain, node.path, (event) => events.push(event));
+    const chrootRead = await read(chrooted, relative, (event) => events.push(event));
+    expect(plainRead.data?.toString()).toBe('candidate-a');
+    expect(chrootRead.stat.czxid.equals(node.stat.czxid)).toBe(true);
+    expect((await read(plain, node.path)).data?.toString()).toBe('candidate-a');
+    await remove(plain, node.path);
+    await expect.poll(() => events.length, { timeout: 5_000 }).toBe(2);
+    expect(events.map((e) => [e.type, e.path]).sort()).toEqual(
+      [
+        [zookeeper.Event.NODE_DELETED, node.path],
+        [zookeeper.Event.NODE_DELETED, relative],
+      ].sort(),
+    );
+    const missing = await read(plain, node.path, () => {}).catch((e: ZkException) => e);
+    expect((missing as ZkException).getCode()).toBe(ZkCode.NO_NODE);
   });
 });
 
