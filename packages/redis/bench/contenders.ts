@@ -63,6 +63,67 @@ const rawFloor: Contender = {
   },
 };
 
+/** Resolves once `count` of `requests` succeeded (a Redlock quorum), or fails once that cannot happen. */
+function firstOf(requests: Promise<unknown>[], count: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let ok = 0;
+    let failed = 0;
+    for (const request of requests) {
+      request.then(
+        () => {
+          ok += 1;
+          if (ok === count) resolve();
+        },
+        (error: unknown) => {
+          failed += 1;
+          if (failed > requests.length - count) reject(error);
+        },
+      );
+    }
+  });
+}
+
+/**
+ * What no Redlock can go below on the same nodes, to bound the "2× node-redlock" target: on every
+ * node at once, SET NX PX to acquire and the compare-and-delete script to release, each returning at
+ * the quorum's answer (as node-redlock and ours do); no queue, no retry, no validity check, no lease.
+ */
+function minimalRedlock(nodes: number): Contender {
+  return {
+    name: `minimal Redlock: SET NX PX + Lua release at quorum (${nodes} nodes)`,
+    blocking: false,
+    open(endpoints) {
+      const clients = endpoints.slice(0, nodes).map(connect);
+      for (const c of clients) c.defineCommand('benchRelease', { numberOfKeys: 1, lua: compareAndDelete });
+      const quorum = Math.floor(nodes / 2) + 1;
+      return {
+        async lock(resource) {
+          const owner = randomUUID();
+          await firstOf(
+            clients.map(async (c) => {
+              if ((await c.set(resource, owner, 'PX', TTL_MS, 'NX')) !== 'OK') throw new Error('held');
+            }),
+            quorum,
+          );
+          return () =>
+            firstOf(
+              clients.map((c) =>
+                (c as unknown as { benchRelease(key: string, owner: string): Promise<number> }).benchRelease(
+                  resource,
+                  owner,
+                ),
+              ),
+              quorum,
+            );
+        },
+        async close() {
+          await Promise.all(clients.map((c) => c.quit()));
+        },
+      };
+    },
+  };
+}
+
 const fencekitRedis: Contender = {
   name: '@fencekit/redis',
   blocking: true,
@@ -170,6 +231,7 @@ export const contenders: readonly Contender[] = [
   fencekitRedlock(5),
   nodeRedlock(1),
   nodeRedlock(5),
+  minimalRedlock(5),
   sesameRedlock,
   redisSemaphore,
 ];

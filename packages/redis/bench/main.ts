@@ -124,4 +124,10 @@ if (ours5 && theirs5) {
   console.log(
     `\n@fencekit/redlock (5 nodes) / redlock@5.0.0-beta.2 (5 nodes), uncontended (median of per-round ratios): ${f(ratio(ours5, theirs5))}×`,
   );
+  const minimal5 = by('minimal Redlock');
+  if (minimal5) {
+    console.log(
+      `minimal Redlock (5 nodes) / redlock@5.0.0-beta.2 (5 nodes): ${f(ratio(minimal5, theirs5))}× — the most any Redlock on these nodes could reach`,
+    );
+  }
 }
