@@ -122,6 +122,29 @@ function describeSeen(seen: readonly (LeaderInfo | null)[]): string {
   return `[${seen.map((l) => (l ? `${l.candidate}@${l.term}` : 'null')).join(', ')}]`;
 }
 
+/** Two candidates and a watcher: "first" leads (the watcher has seen it), "second" not yet running. */
+async function firstLeaderObserved(context: ElectionCheckContext) {
+  const [a, b, watcher] = [
+    await context.participant(),
+    await context.participant(),
+    await context.participant(),
+  ];
+  const observer = observeInto(watcher);
+  const first = await a.campaign('first', { waitMs: context.scaled(5_000) });
+  await observer.until((l) => l?.candidate === 'first', context.scaled(5_000), 'the first leader');
+  return { a, b, watcher, observer, first };
+}
+
+/** Stops the observer and checks it saw "first" before "second"; returns the leaders it saw, in order. */
+async function observedInOrder(observer: ReturnType<typeof observeInto>, context: ElectionCheckContext) {
+  await observer.stop(context.scaled(5_000));
+  const leaders = observer.seen.filter((l): l is LeaderInfo => l !== null);
+  const firstAt = leaders.findIndex((l) => l.candidate === 'first');
+  const secondAt = leaders.findIndex((l) => l.candidate === 'second');
+  assert.ok(firstAt < secondAt, `observed out of order: ${describeSeen(observer.seen)}`);
+  return { leaders, first: leaders[firstAt], second: leaders[secondAt] };
+}
+
 export const electionChecks: readonly ElectionCheck[] = [
   {
     id: 'one-leader',
@@ -187,25 +210,14 @@ export const electionChecks: readonly ElectionCheck[] = [
     id: 'observe-yields-changes',
     title: 'observe yields leader changes in order and ends when its signal aborts',
     async run(context) {
-      const [a, b, watcher] = [
-        await context.participant(),
-        await context.participant(),
-        await context.participant(),
-      ];
-      const observer = observeInto(watcher);
-      const first = await a.campaign('first', { waitMs: context.scaled(5_000) });
-      await observer.until((l) => l?.candidate === 'first', context.scaled(5_000), 'the first leader');
+      const { b, observer, first } = await firstLeaderObserved(context);
       const second = b.campaign('second', { waitMs: context.scaled(20_000) });
       await first.resign();
       const next = await within(second, context.scaled(5_000), 'the second leader');
       await observer.until((l) => l?.candidate === 'second', context.scaled(5_000), 'the second leader');
-      await observer.stop(context.scaled(5_000));
-      const leaders = observer.seen.filter((l): l is LeaderInfo => l !== null);
-      const firstAt = leaders.findIndex((l) => l.candidate === 'first');
-      const secondAt = leaders.findIndex((l) => l.candidate === 'second');
-      assert.ok(firstAt < secondAt, `observed out of order: ${describeSeen(observer.seen)}`);
-      assert.equal(leaders[firstAt]?.term, first.term);
-      assert.equal(leaders[secondAt]?.term, next.term);
+      const { leaders, first: firstSeen, second: secondSeen } = await observedInOrder(observer, context);
+      assert.equal(firstSeen?.term, first.term);
+      assert.equal(secondSeen?.term, next.term);
       for (let i = 1; i < leaders.length; i++) {
         assert.ok(
           leaders[i]!.term >= leaders[i - 1]!.term,
@@ -273,14 +285,7 @@ export const electionChecks: readonly ElectionCheck[] = [
     async run(context) {
       const loseSession = context.loseSession;
       assert.ok(loseSession, 'the session-loss check ran without loseSession');
-      const [a, b, watcher] = [
-        await context.participant(),
-        await context.participant(),
-        await context.participant(),
-      ];
-      const observer = observeInto(watcher);
-      const first = await a.campaign('first', { waitMs: context.scaled(5_000) });
-      await observer.until((l) => l?.candidate === 'first', context.scaled(5_000), 'the first leader');
+      const { a, b, watcher, observer, first } = await firstLeaderObserved(context);
       const second = b.campaign('second', { waitMs: context.scaled(30_000) });
       // Awaited below; until then a rejection (the check failing first) must not go unhandled.
       second.catch(() => {});
@@ -299,12 +304,8 @@ export const electionChecks: readonly ElectionCheck[] = [
       assert.equal(next.candidate, 'second');
       assert.ok(next.term > first.term, `term ${next.term} not above ${first.term}`);
       await observer.until((l) => l?.candidate === 'second', boundMs, 'the leader after the session loss');
-      await observer.stop(context.scaled(5_000));
-      const leaders = observer.seen.filter((l): l is LeaderInfo => l !== null);
-      const firstAt = leaders.findIndex((l) => l.candidate === 'first');
-      const secondAt = leaders.findIndex((l) => l.candidate === 'second');
-      assert.ok(firstAt < secondAt, `observed out of order: ${describeSeen(observer.seen)}`);
-      assert.equal(leaders[secondAt]?.term, next.term);
+      const { second: secondSeen } = await observedInOrder(observer, context);
+      assert.equal(secondSeen?.term, next.term);
       assert.equal((await watcher.leader())?.candidate, 'second');
       await next.resign();
     },
