@@ -13,7 +13,7 @@ export interface ResourceKeys {
   readonly fence: string;
   /** Waiters in arrival order: a sorted set of owner tokens scored by ticket. */
   readonly queue: string;
-  /** Each waiter's liveness deadline and wake channel: a hash owner → "deadlineMs|channel". */
+  /** Each waiter's liveness deadline, handoff and wake channel: a hash owner → "deadlineMs|handoff|channel" (see the scripts). */
   readonly waiters: string;
   /** The last ticket handed out for this resource's queue. */
   readonly tickets: string;

@@ -34,6 +34,12 @@ export interface AttemptRequest {
    * lock; after that any queued waiter may be granted. 0 (default): for as long as the head lives.
    */
   readonly headGraceMs?: number;
+  /**
+   * With `handoff`: a release's direct grant is unfenced and its wake-up message carries this tag
+   * instead of a fence. Redlock's waiter tags each attempt, so that it counts only grants made on the
+   * queue entries of its latest attempt (see the Redlock client).
+   */
+  readonly generation?: string;
 }
 
 const TRY = new LuaScript(tryAcquireScript, 3);
@@ -91,6 +97,7 @@ export class LockNode {
       request.fenced ? '1' : '0',
       request.handoff ? '1' : '0',
       request.headGraceMs ?? 0,
+      request.generation ?? '',
     ])) as [number, (string | number | null)?, number?];
     if (reply[0] === 1) return { granted: true, fence: (reply[1] as string | null | undefined) ?? null };
     return { granted: false, retryMs: Number(reply[1] ?? 0), ticket: Number(reply[2] ?? 0) };

@@ -13,8 +13,10 @@ local function now_ms()
 end
 
 -- The first waiter whose entry is still alive, dropping dead ones on the way: a waiter that died
--- must not keep the queue stuck behind it. An entry is "deadlineMs|handoffTtlMs|channel".
--- Returns owner, wake channel, entry deadline, handoff ttl (0: wake it, do not grant for it).
+-- must not keep the queue stuck behind it. An entry is "deadlineMs|handoff|channel", where handoff
+-- is "0" (wake it, do not grant for it), "ttlMs" (grant it, fenced) or "ttlMs:generation" (grant it,
+-- unfenced, and tag the message with the generation: a Redlock waiter's attempt).
+-- Returns owner, wake channel, entry deadline, handoff ttl, generation (or nil).
 local function live_head(now)
   for _ = 1, 100 do
     local head = redis.call('ZRANGE', queue, 0, 0)[1]
@@ -25,7 +27,13 @@ local function live_head(now)
       local second = string.find(entry, '|', first + 1, true)
       local deadline = tonumber(string.sub(entry, 1, first - 1))
       if deadline > now then
-        return head, string.sub(entry, second + 1), deadline, tonumber(string.sub(entry, first + 1, second - 1))
+        local handoff = string.sub(entry, first + 1, second - 1)
+        local colon = string.find(handoff, ':', 1, true)
+        if colon then
+          return head, string.sub(entry, second + 1), deadline, tonumber(string.sub(handoff, 1, colon - 1)),
+            string.sub(handoff, colon + 1)
+        end
+        return head, string.sub(entry, second + 1), deadline, tonumber(handoff)
       end
     end
     redis.call('ZREM', queue, head)
@@ -62,8 +70,10 @@ end
 
 /**
  * ARGV: owner, ttlMs, mode ('try' | 'wait'), ticket, waiterTtlMs, wake channel, fenced ('1' | '0'),
- * handoff ('1': a release may grant to this waiter directly, fenced; '0': only wake it), head grace
- * ms ('0': the head of the queue keeps precedence for as long as it lives).
+ * handoff ('1': a release may grant to this waiter directly; '0': only wake it), head grace ms ('0':
+ * the head of the queue keeps precedence for as long as it lives), generation (optional: with it, a
+ * release's direct grant is unfenced and its message carries the generation instead of a fence —
+ * Redlock's waiter tags each attempt so it counts only grants made on its latest queue entries).
  *
  * Grants when the lock is free and nobody waits ahead of `owner`: `SET lock owner NX PX ttl` and,
  * only then, `INCR fence` (when fenced). With a head grace, a queued waiter is also granted when the
@@ -121,8 +131,11 @@ if mode == 'wait' and ticket ~= '' then
     redis.call('SET', tickets, ticket)
   end
   if not score then redis.call('ZADD', queue, ticket, owner) end
-  local handoff_ttl = ARGV[8] == '1' and ttl or '0'
-  redis.call('HSET', waiters, owner, (now + waiter_ttl) .. '|' .. handoff_ttl .. '|' .. ARGV[6])
+  local handoff = '0'
+  if ARGV[8] == '1' then
+    handoff = (ARGV[10] and ARGV[10] ~= '') and (ttl .. ':' .. ARGV[10]) or ttl
+  end
+  redis.call('HSET', waiters, owner, (now + waiter_ttl) .. '|' .. handoff .. '|' .. ARGV[6])
   keep_queue(2 * waiter_ttl)
 end
 
@@ -166,8 +179,9 @@ return {0, retry, tonumber(ticket) or 0}
  * (a quorum attempt that failed gives back its partial grants but keeps waiting), or to the back of
  * the line when it was the head and its turn has lapsed. Whenever the lock
  * is free afterwards, the head waiter gets it: when it asked for handoff, the lock is granted to it
- * here (SET + INCR fence) and "owner|fence" is PUBLISHed on its client's channel; otherwise "owner"
- * is published, and the waiter comes to take it. When the head's turn has lapsed (head grace), the
+ * here (SET + INCR fence) and "owner|fence" is PUBLISHed on its client's channel (unfenced, with a
+ * generation: SET only, and "owner|generation"); otherwise "owner" is published, and the waiter
+ * comes to take it. When the head's turn has lapsed (head grace), the
  * next waiter is woken as well, since it may now be granted.
  *
  * Returns 1 released, 0 the lock was already gone, -1 another owner holds it (left untouched).
@@ -227,13 +241,17 @@ local function wake_next_if_lapsed(head)
 end
 
 if result ~= -1 then
-  local head, channel, _, handoff_ttl = live_head(now)
+  local head, channel, _, handoff_ttl, generation = live_head(now)
   if head and channel and head ~= owner then
     if handoff_ttl > 0 and redis.call('SET', lock, head, 'NX', 'PX', handoff_ttl) then
       redis.call('ZREM', queue, head)
       redis.call('HDEL', waiters, head)
-      redis.call('INCR', fence)
-      redis.call('PUBLISH', channel, head .. '|' .. redis.call('GET', fence))
+      if generation then
+        redis.call('PUBLISH', channel, head .. '|' .. generation)
+      else
+        redis.call('INCR', fence)
+        redis.call('PUBLISH', channel, head .. '|' .. redis.call('GET', fence))
+      end
     else
       redis.call('PUBLISH', channel, head)
       wake_next_if_lapsed(head)

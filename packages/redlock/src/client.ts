@@ -241,6 +241,11 @@ export class RedlockClient implements LockClient<undefined> {
     const waiter = new Waiter();
     const wake = new QuorumWake(waiter, this.quorum, WAKE_GRACE_MS);
     for (const [i, s] of this.#subscribers.entries()) s.on(owner, wake.from(i));
+    // Each attempt tags its queue entries with a new generation, so a release may grant the lock to
+    // us directly on each node. A grant on a node happens after our attempt's request reached it, so
+    // the validity of a quorum of them counts from the moment that attempt was sent.
+    let generation = 0;
+    let generationSentAt = 0;
     try {
       const grant = await waitForGrant<Grant>({
         resource,
@@ -252,12 +257,19 @@ export class RedlockClient implements LockClient<undefined> {
         heartbeatMs: this.#waiterTtlMs / 3,
         waiter,
         attempt: async () => {
-          let result = await this.#quorum.round(keys, resource, owner, ttlMs, 'wait', ticket);
+          generation += 1;
+          const tag = String(generation);
+          generationSentAt = monotonicNow();
+          wake.expect(tag);
+          let result = await this.#quorum.round(keys, resource, owner, ttlMs, 'wait', ticket, false, tag);
           if (!result.granted && ticket === '' && result.ticket > 0) {
             ticket = String(result.ticket);
-            result = await this.#quorum.round(keys, resource, owner, ttlMs, 'wait', ticket);
+            result = await this.#quorum.round(keys, resource, owner, ttlMs, 'wait', ticket, false, tag);
           }
           if (result.granted) return { grant: result };
+          // What was granted on this generation's entries may have been given back with the round's
+          // partial grants: none of it counts any more.
+          if (result.gaveBack) wake.expect('');
           if (result.error === undefined) {
             failures = 0;
             return { retryMs: result.retryMs + 1 };
@@ -268,6 +280,7 @@ export class RedlockClient implements LockClient<undefined> {
             error: result.error,
           };
         },
+        handedOver: () => (wake.handedQuorum ? { sentAt: generationSentAt } : undefined),
         cancel: () => this.#quorum.giveBack(keys, owner, undefined),
       });
       return await this.#lease(resource, keys, owner, grant, ttlMs);

@@ -24,6 +24,11 @@ export type RoundResult =
       readonly ticket: number;
       /** Set when the round failed for want of answers rather than because the lock is held. */
       readonly error?: QuorumError;
+      /**
+       * True when this round gave back what it may have been granted (partial grants, or nodes that
+       * did not answer): grants a release handed over on this round's queue entries may be gone too.
+       */
+      readonly gaveBack: boolean;
     };
 
 /** Bounds the best-effort give-back after a failed round and a waiter leaving the queues. */
@@ -49,7 +54,9 @@ export class Quorum {
    * One Redlock round: the attempt script on every node at once; granted when a quorum agreed with
    * validity to spare. Otherwise every node gets the grant back (a node that timed out may have
    * granted), keeping a queued waiter's place. `fastPath` (for a first attempt, not queued yet)
-   * tries the small uncontended script first. A refusal from it carries no ticket.
+   * tries the small uncontended script first. A refusal from it carries no ticket. With a
+   * `generation`, the queue entries this round writes let a release grant the lock to the waiter
+   * directly, the wake-up message carrying that generation (see `QuorumWake`).
    */
   async round(
     keys: ResourceKeys,
@@ -59,6 +66,7 @@ export class Quorum {
     mode: 'try' | 'wait',
     ticket: string,
     fastPath = false,
+    generation?: string,
   ): Promise<RoundResult> {
     if (fastPath) {
       // Not queued yet: the small fast-path script first. Only when some node has waiters queued
@@ -80,8 +88,10 @@ export class Quorum {
           waiterTtlMs: this.settings.waiterTtlMs,
           channel: this.settings.channel,
           fenced: false,
-          // A release only wakes waiters here: a grant needs a quorum, which only the waiter can count.
-          handoff: false,
+          // A release may grant the lock to this waiter on each node; the waiter counts the grants
+          // tagged with its latest generation and is granted once a quorum arrived.
+          handoff: generation !== undefined,
+          generation,
           // A head that cannot reach a quorum (partition) must not block a node it does reach for
           // the waiters that could: its precedence there lapses after this long.
           headGraceMs: this.#headGrace(timeoutMs),
@@ -152,7 +162,8 @@ export class Quorum {
     // Our next request to each node follows this one on the same connection, so it is applied after
     // the give-back; waiting longer than a per-node timeout (for nodes that do not answer) buys
     // nothing and would stall a waiter cut off from some nodes on every round.
-    if (granted > 0 || answered < results.length) await this.giveBack(keys, owner, queued, timeoutMs);
+    const gaveBack = granted > 0 || answered < results.length;
+    if (gaveBack) await this.giveBack(keys, owner, queued, timeoutMs);
     const tickets = results.map((r) => (r.answered && !r.value.granted ? r.value.ticket : 0));
     const retries = results
       .map((r) => (r.answered && !r.value.granted ? r.value.retryMs : Number.POSITIVE_INFINITY))
@@ -161,7 +172,7 @@ export class Quorum {
     const refusedBy = answered - granted;
     // Enough nodes answered and a majority of them said "taken": plain contention, wait for it.
     if (answered >= this.size && refusedBy > answered - this.size) {
-      return { granted: false, retryMs: retries[0] ?? 1, ticket: ticketOffered };
+      return { granted: false, retryMs: retries[0] ?? 1, ticket: ticketOffered, gaveBack };
     }
     const outcomes = outcomesOf(results, (v) => v.granted, REFUSED).map((o) =>
       o.ok && granted >= this.size ? { ...o, ok: false, reason: 'granted, but the validity was used up' } : o,
@@ -171,6 +182,7 @@ export class Quorum {
       retryMs: 0,
       ticket: ticketOffered,
       error: new QuorumError(resource, this.size, outcomes),
+      gaveBack,
     };
   }
 

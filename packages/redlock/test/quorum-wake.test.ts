@@ -36,4 +36,27 @@ describe('QuorumWake', () => {
     expect(wakes()).toBe(1);
     wake.dispose();
   });
+
+  it('counts direct grants of the current generation only, and forgets them when told to', () => {
+    const { waiter } = counting();
+    const wake = new QuorumWake(waiter, 3, 1_000);
+    wake.expect('2');
+    wake.from(0)('1'); // an older attempt's entry: it may have been given back since
+    wake.from(1)('2');
+    wake.from(2)('2');
+    expect(wake.handedQuorum).toBe(false);
+    wake.from(2)('2'); // the same node twice is one grant
+    expect(wake.handedQuorum).toBe(false);
+    wake.from(3)('2');
+    expect(wake.handedQuorum).toBe(true);
+    // The attempt gave back: none of those grants can be trusted any more.
+    wake.expect('');
+    expect(wake.handedQuorum).toBe(false);
+    for (const node of [0, 1, 2]) wake.from(node)('2');
+    expect(wake.handedQuorum).toBe(false);
+    // Nor does an empty tag ever count.
+    for (const node of [0, 1, 2]) wake.from(node)('');
+    expect(wake.handedQuorum).toBe(false);
+    wake.dispose();
+  });
 });

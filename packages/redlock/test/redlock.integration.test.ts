@@ -91,4 +91,38 @@ describe('RedlockClient', () => {
       for (const r of owned) r.disconnect();
     }
   });
+
+  it('hands the lock over inside the release: the waiter is granted without another round', async () => {
+    const holder = client();
+    const waiting = new RedlockClient({ nodes: endpoints.map((e) => `redis://${e}`), waiterTtlMs: 30_000 });
+    clients.push(waiting);
+    const r = resource();
+    const direct = endpoints.map((e) => new Redis(`redis://${e}`));
+    try {
+      const held = await holder.acquire(r, { ttlMs: 10_000 });
+      const granted = waiting.acquire(r, { ttlMs: 10_000, waitMs: 10_000 });
+      for (const e of endpoints) await untilQueued(e, r, 1);
+      const scriptCalls = async () => {
+        let calls = 0;
+        for (const redis of direct) {
+          const stats = await redis.info('commandstats');
+          for (const m of stats.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)) calls += Number(m[1]);
+        }
+        return calls;
+      };
+      const before = await scriptCalls();
+      await held.release();
+      const lease = await granted;
+      // Let the release reach the slowest nodes too.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      // One release script per node, and nothing from the waiter: its grant came with the release.
+      expect((await scriptCalls()) - before).toBe(endpoints.length);
+      for (const redis of direct) expect(await redis.get(`fencekit:{${r}}:lock`)).toBe(lease.owner);
+      expect(lease.held).toBe(true);
+      await lease.release();
+      for (const redis of direct) expect(await redis.exists(`fencekit:{${r}}:lock`)).toBe(0);
+    } finally {
+      for (const redis of direct) redis.disconnect();
+    }
+  });
 });
