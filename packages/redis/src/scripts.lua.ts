@@ -14,9 +14,10 @@ end
 
 -- The first waiter whose entry is still alive, dropping dead ones on the way: a waiter that died
 -- must not keep the queue stuck behind it. An entry is "deadlineMs|handoff|channel", where handoff
--- is "0" (wake it, do not grant for it), "ttlMs" (grant it, fenced) or "ttlMs:generation" (grant it,
--- unfenced, and tag the message with the generation: a Redlock waiter's attempt).
--- Returns owner, wake channel, entry deadline, handoff ttl, generation (or nil).
+-- is "0" (wake it, do not grant for it), "ttlMs" (grant it, fenced) or "ttlMs:generation:untilMs"
+-- (grant it, unfenced, tagging the message with the generation of the Redlock attempt that wrote the
+-- entry, but only until untilMs: see the acquire script).
+-- Returns owner, wake channel, entry deadline, handoff ttl, generation (or nil), until (or nil).
 local function live_head(now)
   for _ = 1, 100 do
     local head = redis.call('ZRANGE', queue, 0, 0)[1]
@@ -30,8 +31,9 @@ local function live_head(now)
         local handoff = string.sub(entry, first + 1, second - 1)
         local colon = string.find(handoff, ':', 1, true)
         if colon then
+          local until_at = string.find(handoff, ':', colon + 1, true)
           return head, string.sub(entry, second + 1), deadline, tonumber(string.sub(handoff, 1, colon - 1)),
-            string.sub(handoff, colon + 1)
+            string.sub(handoff, colon + 1, until_at - 1), tonumber(string.sub(handoff, until_at + 1))
         end
         return head, string.sub(entry, second + 1), deadline, tonumber(handoff)
       end
@@ -132,8 +134,14 @@ if mode == 'wait' and ticket ~= '' then
   end
   if not score then redis.call('ZADD', queue, ticket, owner) end
   local handoff = '0'
-  if ARGV[8] == '1' then
-    handoff = (ARGV[10] and ARGV[10] ~= '') and (ttl .. ':' .. ARGV[10]) or ttl
+  if ARGV[8] == '1' and ARGV[10] and ARGV[10] ~= '' then
+    -- A Redlock waiter is handed the lock only within a head grace of asking: one that died or was
+    -- cut off after queueing must not get the nodes it cannot use for its whole TTL, but only, like
+    -- a free lock, for about the grace (its next attempt, if it lives, asks again).
+    local grace = tonumber(ARGV[9]) or 0
+    handoff = ttl .. ':' .. ARGV[10] .. ':' .. (grace > 0 and (now + grace) or (now + waiter_ttl))
+  elseif ARGV[8] == '1' then
+    handoff = ttl
   end
   redis.call('HSET', waiters, owner, (now + waiter_ttl) .. '|' .. handoff .. '|' .. ARGV[6])
   keep_queue(2 * waiter_ttl)
@@ -241,9 +249,10 @@ local function wake_next_if_lapsed(head)
 end
 
 if result ~= -1 then
-  local head, channel, _, handoff_ttl, generation = live_head(now)
+  local head, channel, _, handoff_ttl, generation, handoff_until = live_head(now)
   if head and channel and head ~= owner then
-    if handoff_ttl > 0 and redis.call('SET', lock, head, 'NX', 'PX', handoff_ttl) then
+    if handoff_ttl > 0 and (handoff_until == nil or now <= handoff_until)
+        and redis.call('SET', lock, head, 'NX', 'PX', handoff_ttl) then
       redis.call('ZREM', queue, head)
       redis.call('HDEL', waiters, head)
       if generation then

@@ -91,6 +91,39 @@ describe('head grace on one node', () => {
   });
 });
 
+describe('direct grants to a Redlock waiter (a generation on its entry)', () => {
+  it('hands the lock over within a head grace of the waiter asking, and only wakes it after that', async () => {
+    const channel = `wake-${randomUUID()}`;
+    const messages: string[] = [];
+    subscriber.on('message', (from: string, message: string) => {
+      if (from === channel) messages.push(message);
+    });
+    await subscriber.subscribe(channel);
+    for (const [waitMs, handed] of [
+      [0, true],
+      [GRACE_MS + 30, false],
+    ] as const) {
+      const keys = resourceKeys('fencekit:', `handoff-${randomUUID()}`);
+      const [holder, waiter] = [`holder-${randomUUID()}`, `waiter-${randomUUID()}`];
+      expect((await node.attempt(keys, request(holder, '1', 'holder-channel'))).granted).toBe(true);
+      const asked = { ...request(waiter, '2', channel), handoff: true, generation: '7' };
+      expect((await node.attempt(keys, asked)).granted).toBe(false);
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+      expect(await node.release(keys, holder, undefined, GRACE_MS)).toBe(1);
+      if (handed) {
+        // Granted inside the release, unfenced, the message tagged with the attempt's generation.
+        await until(() => messages.includes(`${waiter}|7`));
+        expect(await redis.get(keys.lock)).toBe(waiter);
+        expect(await redis.exists(keys.fence)).toBe(0);
+      } else {
+        // Asked too long ago (it may be dead or cut off): the lock stays free and the waiter is woken.
+        await until(() => messages.includes(waiter));
+        expect(await redis.exists(keys.lock)).toBe(0);
+      }
+    }
+  });
+});
+
 async function until(condition: () => boolean): Promise<void> {
   const deadline = Date.now() + 2_000;
   while (!condition()) {

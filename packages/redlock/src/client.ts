@@ -280,7 +280,12 @@ export class RedlockClient implements LockClient<undefined> {
             error: result.error,
           };
         },
-        handedOver: () => (wake.handedQuorum ? { sentAt: generationSentAt } : undefined),
+        // Only while at least half the TTL is left: validity counts from the attempt's send, which can
+        // be a heartbeat ago; otherwise the next attempt re-arms the handed nodes from its own send.
+        handedOver: () =>
+          wake.handedQuorum && generationSentAt + ttlMs / 2 > monotonicNow()
+            ? { sentAt: generationSentAt }
+            : undefined,
         cancel: () => this.#quorum.giveBack(keys, owner, undefined),
       });
       return await this.#lease(resource, keys, owner, grant, ttlMs);
