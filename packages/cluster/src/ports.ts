@@ -2,8 +2,8 @@ import { createServer, type Server } from 'node:net';
 
 /**
  * Reserves `count` distinct free TCP ports on 127.0.0.1 by holding listeners open until all are known, then
- * releasing them for the servers to bind. Another process may still grab one in between; the caller's start
- * retry covers that rare race.
+ * releasing them for the servers to bind. Another process may still grab one in between; startCluster's
+ * retry on fresh ports covers that rare race.
  */
 export async function freePorts(count: number): Promise<number[]> {
   const servers: Server[] = [];
