@@ -51,13 +51,21 @@ end
 -- of nodes) must not keep the node from every other waiter. The clock starts when the lock is
 -- first seen free with this head waiting, and is not restarted by the head's own partial grants
 -- given back. Stored in the waiters hash under a field no owner token can equal.
--- Returns the server time at which the head's turn began.
-local function turn_since(head, now)
+
+-- When this waiter's recorded turn began (server ms), or nil when no turn of its is recorded.
+local function turn_start(head)
   local turn = redis.call('HGET', waiters, ':turn')
   if turn then
     local sep = string.find(turn, '|', 1, true)
     if string.sub(turn, 1, sep - 1) == head then return tonumber(string.sub(turn, sep + 1)) end
   end
+  return nil
+end
+
+-- Returns the server time at which the head's turn began, starting it now if none is recorded.
+local function turn_since(head, now)
+  local start = turn_start(head)
+  if start then return start end
   redis.call('HSET', waiters, ':turn', head .. '|' .. now)
   return now
 end
@@ -224,13 +232,10 @@ else
   -- back of this node's line. Back at the front, it would take the free lock again on its next
   -- round, ahead of a waiter that can win: both retry at the pace of the same node timeout, so
   -- they can stay in step for good.
-  local turn = redis.call('HGET', waiters, ':turn')
   local grace = tonumber(ARGV[5]) or 0
+  local started = grace > 0 and turn_start(owner)
   local score = requeue
-  if grace > 0 and turn and string.sub(turn, 1, #owner + 1) == owner .. '|'
-      and tonumber(string.sub(turn, #owner + 2)) + grace <= now then
-    score = redis.call('INCR', tickets)
-  end
+  if started and started + grace <= now then score = redis.call('INCR', tickets) end
   redis.call('ZADD', queue, score, owner)
   redis.call('HSET', waiters, owner, (now + waiter_ttl) .. '|0|' .. ARGV[4])
   keep_queue(2 * waiter_ttl)

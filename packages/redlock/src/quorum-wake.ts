@@ -40,9 +40,8 @@ export class QuorumWake {
   /** The wake-up handler for the node at `index`; `generation` is set when that node granted to us. */
   from(index: number): (generation?: string) => void {
     return (generation) => {
-      if (generation !== undefined && generation !== '' && generation === this.#generation) {
-        this.#handed.add(index);
-      }
+      // '' is never a generation: it is what `expect('')` sets to count nothing.
+      if (generation && generation === this.#generation) this.#handed.add(index);
       this.#woken.add(index);
       if (this.#woken.size >= this.quorum) this.#resume();
       else this.#grace ??= setTimeout(() => this.#resume(), this.graceMs);
