@@ -1,6 +1,14 @@
 /// <reference path="./node-zookeeper-client.d.ts" preserve="true" />
-import zookeeper, { type Client, type Stat, type ZkException } from 'node-zookeeper-client';
-import { connectionOf, serverPath, stringBytes, type WireRequest, writeString } from './wire.js';
+import type { Client, Stat, ZkException } from 'node-zookeeper-client';
+import {
+  connectionOf,
+  malformed,
+  serverPath,
+  stringBytes,
+  type WireRequest,
+  withoutChroot,
+  writeString,
+} from './wire.js';
 
 /**
  * ZooKeeper's CREATE2 (opcode 15, servers ≥ 3.5): a create whose reply carries the new node's Stat,
@@ -59,7 +67,7 @@ export function create2(
     if (error) return callback(error);
     const raw = reply?.payload?.data;
     const stat = reply?.payload?.stat;
-    if (!raw || !stat) return callback(malformed());
+    if (!raw || !stat) return callback(malformed('CREATE2'));
     callback(null, { path: withoutChroot(raw.toString('utf8'), chroot), stat });
   });
 }
@@ -90,17 +98,4 @@ function encodeOpenAcl(): Buffer {
   buffer.writeInt32BE(31, 4);
   writeString(buffer, 'anyone', writeString(buffer, 'world', 8));
   return buffer;
-}
-
-/** The server answers with the full path; the library's own decoders strip the chroot the same way. */
-function withoutChroot(path: string, chroot: string | undefined): string {
-  if (!chroot) return path;
-  return path === chroot ? '/' : path.slice(chroot.length);
-}
-
-function malformed(): ZkException {
-  const error = new Error('malformed CREATE2 reply') as ZkException;
-  error.code = zookeeper.Exception.CONNECTION_LOSS as number;
-  error.getCode = () => error.code;
-  return error;
 }

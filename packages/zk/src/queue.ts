@@ -211,8 +211,8 @@ export class SequentialQueue {
     if (this.session.generation !== entry.generation) throw new EntryGoneError(entry, 'its session expired');
   }
 
+  /** Reads the czxid of an entry whose create reply did not carry it (callers check `entry.czxid` first). */
   async #czxid(entry: QueueEntry, signal: Cancel): Promise<bigint> {
-    if (entry.czxid !== undefined) return entry.czxid;
     const stat = await this.session.exists(entry.path, undefined, { signal });
     this.#assertAlive(entry);
     if (!stat) throw new EntryGoneError(entry, 'its node was deleted');

@@ -1,5 +1,5 @@
 import type { Client, Stat, Watcher, ZkException } from 'node-zookeeper-client';
-import { connectionOf, serverPath, stringBytes, type WireRequest, writeString } from './wire.js';
+import { connectionOf, malformed, serverPath, stringBytes, type WireRequest, writeString } from './wire.js';
 
 const GET_DATA = 4;
 const GET_CHILDREN2 = 12;
@@ -66,11 +66,4 @@ function pathRequest(type: number, path: string, watch: boolean): WireRequest {
       return buffer;
     },
   };
-}
-
-function malformed(what: string): ZkException {
-  const error = new Error(`malformed ${what} reply`) as ZkException;
-  error.code = -4; // CONNECTION_LOSS: the caller cannot tell what the server holds
-  error.getCode = () => error.code;
-  return error;
 }

@@ -1,5 +1,5 @@
 /// <reference path="./node-zookeeper-client.d.ts" preserve="true" />
-import type { Client, Stat, Watcher, ZkException } from 'node-zookeeper-client';
+import zookeeper, { type Client, type Stat, type Watcher, type ZkException } from 'node-zookeeper-client';
 
 /**
  * The part of node-zookeeper-client 1.1.3's connection (pinned exactly in package.json) through
@@ -39,6 +39,20 @@ export function connectionOf(client: Client): ConnectionManager {
 export function serverPath(chroot: string | undefined, path: string): string {
   if (!chroot) return path;
   return path === '/' ? chroot : chroot + path;
+}
+
+/** The server answers with full paths; the library's own decoders strip the chroot the same way. */
+export function withoutChroot(path: string, chroot: string | undefined): string {
+  if (!chroot) return path;
+  return path === chroot ? '/' : path.slice(chroot.length);
+}
+
+/** A reply that does not decode as `what`'s: connection loss, since the caller cannot tell what the server holds. */
+export function malformed(what: string): ZkException {
+  const error = new Error(`malformed ${what} reply`) as ZkException;
+  error.code = zookeeper.Exception.CONNECTION_LOSS as number;
+  error.getCode = () => error.code;
+  return error;
 }
 
 /** The length jute's int32-prefixed UTF-8 string takes for `text`. */
