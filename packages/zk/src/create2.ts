@@ -6,6 +6,7 @@ import {
   serverPath,
   stringBytes,
   type WireRequest,
+  wireRequest,
   withoutChroot,
   writeString,
 } from './wire.js';
@@ -55,14 +56,8 @@ export function create2(
 ): void {
   const connection = connectionOf(client);
   const chroot = connection.chrootPath;
-  // The header the library keeps: it assigns `xid` before sending and reads `type` to decode the reply.
   // No payload record: the request encodes itself (and its chroot), so the library has nothing to add.
-  const header = { xid: 0, type: DECODE_AS };
-  const request: WireRequest = {
-    header,
-    payload: null,
-    toBuffer: () => encodeCreate2(header.xid, serverPath(chroot, path), data, mode),
-  };
+  const request = encodeCreate2(serverPath(chroot, path), data, mode);
   connection.queue(request, (error, reply) => {
     if (error) return callback(error);
     const raw = reply?.payload?.data;
@@ -73,23 +68,25 @@ export function create2(
 }
 
 /**
- * One framed CREATE2 request, as jute lays it out: length; header (xid, opcode); CreateRequest (path
- * as int32 length + UTF-8, data as int32 length + bytes or -1, the ACL vector, flags). Encoded here
- * rather than with the library's generic records, which walk a field specification per request and
- * were the largest part of an acquire's own CPU.
+ * One CREATE2 request, as jute lays it out: CreateRequest (path as int32 length + UTF-8, data as int32
+ * length + bytes or -1, the ACL vector, flags), decoded as GET_DATA. Encoded here rather than with the
+ * library's generic records, which walk a field specification per request and were the largest part
+ * of an acquire's own CPU.
  */
-function encodeCreate2(xid: number, path: string, data: Buffer | null, flags: number): Buffer {
-  const size = 8 + stringBytes(path) + 4 + (data?.length ?? 0) + OPEN_ACL.length + 4;
-  const buffer = Buffer.allocUnsafe(4 + size);
-  buffer.writeInt32BE(size, 0);
-  buffer.writeInt32BE(xid, 4);
-  buffer.writeInt32BE(CREATE2, 8);
-  let at = writeString(buffer, path, 12);
-  at = buffer.writeInt32BE(data ? data.length : -1, at);
-  if (data) at += data.copy(buffer, at);
-  at += OPEN_ACL.copy(buffer, at);
-  buffer.writeInt32BE(flags, at);
-  return buffer;
+function encodeCreate2(path: string, data: Buffer | null, flags: number): WireRequest {
+  const bodyBytes = stringBytes(path) + 4 + (data?.length ?? 0) + OPEN_ACL.length + 4;
+  return wireRequest(
+    CREATE2,
+    bodyBytes,
+    (buffer, start) => {
+      let at = writeString(buffer, path, start);
+      at = buffer.writeInt32BE(data ? data.length : -1, at);
+      if (data) at += data.copy(buffer, at);
+      at += OPEN_ACL.copy(buffer, at);
+      buffer.writeInt32BE(flags, at);
+    },
+    DECODE_AS,
+  );
 }
 
 function encodeOpenAcl(): Buffer {

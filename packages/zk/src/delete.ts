@@ -1,5 +1,5 @@
 import type { Client, ZkException } from 'node-zookeeper-client';
-import { connectionOf, serverPath, stringBytes, type WireRequest, writeString } from './wire.js';
+import { connectionOf, serverPath, stringBytes, wireRequest, writeString } from './wire.js';
 
 const DELETE = 2;
 
@@ -18,20 +18,9 @@ export function deleteNode(
 ): void {
   const connection = connectionOf(client);
   const full = serverPath(connection.chrootPath, path);
-  const header = { xid: 0, type: DELETE };
-  const request: WireRequest = {
-    header,
-    payload: null,
-    toBuffer: () => {
-      // Frame length; header (xid, opcode); DeleteRequest (path, version).
-      const size = 8 + stringBytes(full) + 4;
-      const buffer = Buffer.allocUnsafe(4 + size);
-      buffer.writeInt32BE(size, 0);
-      buffer.writeInt32BE(header.xid, 4);
-      buffer.writeInt32BE(DELETE, 8);
-      buffer.writeInt32BE(version, writeString(buffer, full, 12));
-      return buffer;
-    },
-  };
+  // DeleteRequest: path, version.
+  const request = wireRequest(DELETE, stringBytes(full) + 4, (buffer, at) => {
+    buffer.writeInt32BE(version, writeString(buffer, full, at));
+  });
   connection.queue(request, (error) => callback(error));
 }

@@ -1,5 +1,13 @@
 import type { Client, Stat, Watcher, ZkException } from 'node-zookeeper-client';
-import { connectionOf, malformed, serverPath, stringBytes, type WireRequest, writeString } from './wire.js';
+import {
+  connectionOf,
+  malformed,
+  serverPath,
+  stringBytes,
+  type WireRequest,
+  wireRequest,
+  writeString,
+} from './wire.js';
 
 const GET_DATA = 4;
 const GET_CHILDREN2 = 12;
@@ -50,20 +58,9 @@ export function getData(
   });
 }
 
-/** A request whose body is `path, watch` (GetDataRequest, GetChildren2Request): frame, header, body. */
+/** A request whose body is `path, watch` (GetDataRequest, GetChildren2Request). */
 function pathRequest(type: number, path: string, watch: boolean): WireRequest {
-  const header = { xid: 0, type };
-  return {
-    header,
-    payload: null,
-    toBuffer: () => {
-      const size = 8 + stringBytes(path) + 1;
-      const buffer = Buffer.allocUnsafe(4 + size);
-      buffer.writeInt32BE(size, 0);
-      buffer.writeInt32BE(header.xid, 4);
-      buffer.writeInt32BE(type, 8);
-      buffer.writeUInt8(watch ? 1 : 0, writeString(buffer, path, 12));
-      return buffer;
-    },
-  };
+  return wireRequest(type, stringBytes(path) + 1, (buffer, at) => {
+    buffer.writeUInt8(watch ? 1 : 0, writeString(buffer, path, at));
+  });
 }

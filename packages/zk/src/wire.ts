@@ -17,6 +17,34 @@ export interface WireRequest {
 }
 
 /**
+ * A request framed as jute lays it out: int32 length; header (xid, `opcode`); a body of `bodyBytes`
+ * written by `writeBody` from the offset it is given. The library sees `decodeAs` as the request's
+ * type, which picks the decoder for its reply (the opcode itself unless a reply is decoded as another's).
+ */
+export function wireRequest(
+  opcode: number,
+  bodyBytes: number,
+  writeBody: (buffer: Buffer, at: number) => void,
+  decodeAs = opcode,
+): WireRequest {
+  // The library assigns `xid` before sending, so the buffer is built only then.
+  const header = { xid: 0, type: decodeAs };
+  return {
+    header,
+    payload: null,
+    toBuffer: () => {
+      const size = 8 + bodyBytes;
+      const buffer = Buffer.allocUnsafe(4 + size);
+      buffer.writeInt32BE(size, 0);
+      buffer.writeInt32BE(header.xid, 4);
+      buffer.writeInt32BE(opcode, 8);
+      writeBody(buffer, 12);
+      return buffer;
+    },
+  };
+}
+
+/**
  * The library's decoded reply, for the reply types used here (GET_DATA's: data and stat;
  * GET_CHILDREN2's: children and stat; DELETE's: none).
  */
