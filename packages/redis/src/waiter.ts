@@ -1,4 +1,7 @@
-import { ClientClosedError, LockAbortedError, LockTimeoutError, monotonicNow } from '@fencekit/core';
+import { ClientClosedError, LockAbortedError, LockTimeoutError, monotonicNow, settleWithin } from '@fencekit/core';
+
+/** The longest a stop waits for the attempt in flight before cancelling anyway. */
+const IN_FLIGHT_BOUND_MS = 5_000;
 
 /**
  * A parked acquire. It sleeps until its wake-up message arrives, its fallback timer fires (lock
@@ -100,6 +103,10 @@ export async function waitForGrant<G>(plan: WaitPlan<G>): Promise<G> {
   plan.closing.addEventListener('abort', onClose);
   if (plan.signal?.aborted) onAbort();
   if (plan.closing.aborted) onClose();
+  // The attempt in flight when a stop came: it is waited for before cancelling, or its later steps
+  // (a Redlock round giving back its partial grants puts the waiter back in line) would land after
+  // the cancel and leave a queue entry, or a grant handed to it, behind.
+  let inFlight: Promise<unknown> | undefined;
   const stopReason = (): unknown =>
     stop.signal.reason instanceof LockTimeoutError && lastError !== undefined
       ? lastError
@@ -113,10 +120,15 @@ export async function waitForGrant<G>(plan: WaitPlan<G>): Promise<G> {
       const handed = plan.handedOver?.();
       if (handed !== undefined) return handed;
       plan.waiter.clear();
-      outcome = await untilStopped(plan.attempt(), stop.signal);
+      const attempt = plan.attempt();
+      inFlight = attempt;
+      outcome = await untilStopped(attempt, stop.signal);
+      inFlight = undefined;
       if (!('grant' in outcome)) lastError = outcome.error;
     }
   } catch (error) {
+    // Bounded: every attempt's requests have their own timeouts; this only guards against a bug.
+    if (inFlight !== undefined) await settleWithin(inFlight.catch(() => undefined), IN_FLIGHT_BOUND_MS);
     await plan.cancel();
     throw error === stop.signal.reason ? stopReason() : error;
   } finally {

@@ -221,7 +221,7 @@ export class RedlockClient implements LockClient<undefined> {
       if (!request.signal?.aborted && !this.#lifecycle.closing.aborted) {
         return this.#lease(resource, keys, owner, first, ttlMs);
       }
-      await this.#quorum.giveBack(keys, owner, undefined);
+      await this.#quorum.giveBack(keys, owner, ttlMs, undefined);
       this.#lifecycle.assertOpen();
       throw new LockAbortedError(resource, { cause: request.signal?.reason });
     }
@@ -286,7 +286,7 @@ export class RedlockClient implements LockClient<undefined> {
           wake.handedQuorum && generationSentAt + ttlMs / 2 > monotonicNow()
             ? { sentAt: generationSentAt }
             : undefined,
-        cancel: () => this.#quorum.giveBack(keys, owner, undefined),
+        cancel: () => this.#quorum.giveBack(keys, owner, ttlMs, undefined),
       });
       return await this.#lease(resource, keys, owner, grant, ttlMs);
     } finally {
@@ -304,7 +304,7 @@ export class RedlockClient implements LockClient<undefined> {
   ): Promise<ManagedLease<undefined>> {
     if (grant.sentAt + ttlMs - this.#drift(ttlMs) <= monotonicNow()) {
       // Validity ran out between the quorum and here (a stalled process): never hand it out.
-      await this.#quorum.giveBack(keys, owner, undefined);
+      await this.#quorum.giveBack(keys, owner, ttlMs, undefined);
       throw new LockLostError(resource, 'the grant had expired by the time its answer arrived');
     }
     const lease: ManagedLease<undefined> = new ManagedLease<undefined>({

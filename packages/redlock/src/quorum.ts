@@ -94,7 +94,7 @@ export class Quorum {
           generation,
           // A head that cannot reach a quorum (partition) must not block a node it does reach for
           // the waiters that could: its precedence there lapses after this long.
-          headGraceMs: this.#headGrace(timeoutMs),
+          headGraceMs: this.#headGraceFor(ttlMs),
         }),
       // A quorum of grants decides; the slowest nodes' answers cannot change it.
       { count: this.size, agreed: (reply) => reply.granted },
@@ -110,6 +110,7 @@ export class Quorum {
       keys,
       resource,
       owner,
+      ttlMs,
       results,
       granted,
       mode === 'wait' && ticket !== '' ? Number(ticket) : undefined,
@@ -145,7 +146,7 @@ export class Quorum {
     const results = fast.map((r) =>
       r.answered ? { ...r, value: r.value as AttemptReply } : r,
     ) as NodeResult<AttemptReply>[];
-    return this.#failed(keys, resource, owner, results, granted, undefined, timeoutMs);
+    return this.#failed(keys, resource, owner, ttlMs, results, granted, undefined, timeoutMs);
   }
 
   /** A round without a valid quorum: give back what was granted, then say why it failed. */
@@ -153,6 +154,7 @@ export class Quorum {
     keys: ResourceKeys,
     resource: string,
     owner: string,
+    ttlMs: number,
     results: readonly NodeResult<AttemptReply>[],
     granted: number,
     queued: number | undefined,
@@ -163,7 +165,7 @@ export class Quorum {
     // the give-back; waiting longer than a per-node timeout (for nodes that do not answer) buys
     // nothing and would stall a waiter cut off from some nodes on every round.
     const gaveBack = granted > 0 || answered < results.length;
-    if (gaveBack) await this.giveBack(keys, owner, queued, timeoutMs);
+    if (gaveBack) await this.giveBack(keys, owner, ttlMs, queued, timeoutMs);
     const tickets = results.map((r) => (r.answered && !r.value.granted ? r.value.ticket : 0));
     const retries = results
       .map((r) => (r.answered && !r.value.granted ? r.value.retryMs : Number.POSITIVE_INFINITY))
@@ -193,9 +195,12 @@ export class Quorum {
   async giveBack(
     keys: ResourceKeys,
     owner: string,
+    ttlMs: number,
     requeue: number | undefined,
     timeoutMs = CANCEL_TIMEOUT_MS,
   ): Promise<void> {
+    // The head grace the nodes judge turns by is the rounds' one, whatever this request's own bound.
+    const headGraceMs = this.#headGraceFor(ttlMs);
     await fanOut(this.settings.nodes, timeoutMs, (node) =>
       node.release(
         keys,
@@ -203,13 +208,14 @@ export class Quorum {
         requeue === undefined
           ? undefined
           : { ticket: requeue, waiterTtlMs: this.settings.waiterTtlMs, channel: this.settings.channel },
-        this.#headGrace(timeoutMs),
+        headGraceMs,
       ),
     );
   }
 
-  #headGrace(nodeTimeoutMs: number): number {
-    return this.settings.headGraceMs ?? 3 * nodeTimeoutMs;
+  /** How long a node's head waiter keeps precedence: `headGraceMs`, or 3 per-node timeouts. */
+  #headGraceFor(ttlMs: number): number {
+    return this.settings.headGraceMs ?? 3 * (this.settings.nodeTimeoutMs ?? defaultNodeTimeout(ttlMs));
   }
 
   async #leaveQueues(
@@ -252,7 +258,7 @@ export class Quorum {
     ttlMs: number,
     settled?: (all: Promise<void>) => void,
   ): Promise<void> {
-    const headGraceMs = this.#headGrace(this.settings.nodeTimeoutMs ?? defaultNodeTimeout(ttlMs));
+    const headGraceMs = this.#headGraceFor(ttlMs);
     const results = await fanOut(
       this.settings.nodes,
       RELEASE_TIMEOUT_MS,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Cluster, type ClusterNode, startCluster } from '@fencekit/cluster';
-import { type ManagedLease, monotonicNow } from '@fencekit/core';
+import { LockAbortedError, type ManagedLease, monotonicNow } from '@fencekit/core';
 import { RedlockClient, type RedlockClientOptions } from '@fencekit/redlock';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -59,6 +59,58 @@ describe('RedlockClient under a partition', () => {
     } finally {
       await cluster.faults.heal();
       await client.close();
+    }
+  });
+
+  it('a waiter stopped while a round is in flight leaves no queue entry behind', async () => {
+    const [n1, , , n4, n5] = cluster.nodes as ClusterNode[];
+    if (!n1 || !n4 || !n5) throw new Error('expected 5 nodes');
+    const r = `stopped-in-flight-${randomUUID()}`;
+    const holder = clientReaching(cluster.nodes);
+    // Every node through its proxy, so n5 can be slowed down; its timeout covers n5's slowness.
+    const waiter = clientReaching([], { nodeTimeoutMs: 600 });
+    const onN1 = new Redis(`redis://${n1.directEndpoint}`);
+    const onN5 = new Redis(`redis://${n5.directEndpoint}`);
+    const lockKey = `fencekit:{${r}}:lock`;
+    const queueKey = `fencekit:{${r}}:queue`;
+    let lease: ManagedLease<undefined> | undefined;
+    try {
+      await (await waiter.acquire(`warm-${randomUUID()}`, { ttlMs: 1_000 })).release();
+      lease = await holder.acquire(r, { ttlMs: 30_000 });
+      // The holder keeps n1–n3; n4 and n5 are free, so each of the waiter's rounds takes them and
+      // gives them back with a requeue (2 of the 3 needed).
+      const onN4 = new Redis(`redis://${n4.directEndpoint}`);
+      await onN4.del(lockKey).finally(() => onN4.disconnect());
+      await onN5.del(lockKey);
+      const controller = new AbortController();
+      const waiting = waiter
+        .acquire(r, { ttlMs: 5_000, waitMs: 20_000, signal: controller.signal })
+        .catch((error: unknown) => error);
+      await untilQueued(n1.directEndpoint, r, 1);
+      await untilQueued(n5.directEndpoint, r, 1);
+      // n5 now answers 300 ms late. Wake the waiter (as a release on n1 would): its next round is in
+      // flight on n5 when it is stopped; the round's give-back with requeue reaches n5 only after
+      // that round's answer, so after the stop.
+      await cluster.faults.latency(n5.id, { ms: 150 });
+      const queued = Object.entries(await onN1.hgetall(`fencekit:{${r}}:waiters`));
+      expect(queued).toHaveLength(1);
+      // An entry is "deadline|handoff|channel".
+      const [owner, entry] = queued[0] as [string, string];
+      const channel = entry.split('|')[2] as string;
+      await onN1.publish(channel, owner);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      controller.abort();
+      expect(await waiting).toBeInstanceOf(LockAbortedError);
+      // Anything still on its way to n5 lands within two of its round trips.
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      expect(await onN5.zscore(queueKey, owner)).toBeNull();
+      expect(await onN5.get(lockKey)).toBeNull();
+    } finally {
+      await cluster.faults.heal();
+      await lease?.release().catch(() => undefined);
+      onN1.disconnect();
+      onN5.disconnect();
+      await Promise.all([holder.close(), waiter.close()]);
     }
   });
 
