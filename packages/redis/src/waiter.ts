@@ -1,4 +1,10 @@
-import { ClientClosedError, LockAbortedError, LockTimeoutError, monotonicNow, settleWithin } from '@fencekit/core';
+import {
+  ClientClosedError,
+  LockAbortedError,
+  LockTimeoutError,
+  monotonicNow,
+  settleWithin,
+} from '@fencekit/core';
 
 /** The longest a stop waits for the attempt in flight before cancelling anyway. */
 const IN_FLIGHT_BOUND_MS = 5_000;
@@ -127,8 +133,8 @@ export async function waitForGrant<G>(plan: WaitPlan<G>): Promise<G> {
       if (!('grant' in outcome)) lastError = outcome.error;
     }
   } catch (error) {
-    // Bounded: every attempt's requests have their own timeouts; this only guards against a bug.
-    if (inFlight !== undefined) await settleWithin(inFlight.catch(() => undefined), IN_FLIGHT_BOUND_MS);
+    // Bounded, and never rejects: every attempt has its own timeouts; this only guards against a bug.
+    if (inFlight !== undefined) await settleWithin(inFlight, IN_FLIGHT_BOUND_MS);
     await plan.cancel();
     throw error === stop.signal.reason ? stopReason() : error;
   } finally {
