@@ -21,7 +21,7 @@ fi
 say "Node.js $(node --version), npm $(npm --version)"
 
 # --- Debian packages -----------------------------------------------------------------------------
-packages=(redis-server etcd-server etcd-client zookeeper default-jre-headless faketime iptables iproute2
+packages=(redis-server etcd-server etcd-client zookeeper default-jre-headless faketime iptables iproute2 openssl
   docker.io debootstrap build-essential chromium procps)
 missing=()
 for p in "${packages[@]}"; do

@@ -1,4 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { BackendUnavailableError } from '@fencekit/core';
 import { RedisLockClient } from '@fencekit/redis';
 import { Redis } from 'ioredis';
@@ -116,6 +120,64 @@ describe('WAIT for replicas after a grant', () => {
     } finally {
       await acknowledged.close();
       await tooMany.close();
+    }
+  });
+});
+
+describe('TLS', () => {
+  let server: LocalRedis;
+  let certDir: string;
+  let ca: Buffer;
+
+  beforeAll(async () => {
+    // A self-signed certificate for 127.0.0.1, made for this run (no key material in the repo).
+    certDir = await mkdtemp(join(tmpdir(), 'fencekit-tls-'));
+    const certFile = join(certDir, 'cert.pem');
+    const keyFile = join(certDir, 'key.pem');
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-keyout',
+        keyFile,
+        '-out',
+        certFile,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    );
+    ca = await readFile(certFile);
+    server = await startRedis([], { certFile, keyFile });
+  });
+  afterAll(async () => {
+    await server?.stop();
+    if (certDir) await rm(certDir, { recursive: true, force: true });
+  });
+
+  it('locks, fences and wakes a waiter over TLS', async () => {
+    const client = new RedisLockClient({ connection: { host: '127.0.0.1', port: server.port, tls: { ca } } });
+    try {
+      const resource = `tls-${randomUUID()}`;
+      const first = await client.acquire(resource, { ttlMs: 5_000 });
+      // The waiter is woken through the pub/sub connection, a duplicate that must speak TLS too.
+      const waiting = client.acquire(resource, { ttlMs: 5_000, waitMs: 5_000 });
+      await first.release();
+      const second = await waiting;
+      expect(BigInt(second.fence)).toBeGreaterThan(BigInt(first.fence));
+      await second.release();
+    } finally {
+      await client.close();
     }
   });
 });

@@ -5,8 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /**
- * A throwaway redis-server on a free loopback port, for tests and the benchmark until
- * @fencekit/cluster provides one. No persistence; `stop()` kills it and removes its directory.
+ * A throwaway redis-server on a free loopback port, for tests that need a server set up in a way
+ * @fencekit/cluster does not (a replica, TLS). No persistence; `stop()` kills it and removes its
+ * directory.
  */
 export interface LocalRedis {
   readonly port: number;
@@ -15,10 +16,16 @@ export interface LocalRedis {
   stop(): Promise<void>;
 }
 
-export async function startRedis(extraArgs: string[] = []): Promise<LocalRedis> {
+/** A certificate and key (PEM files) to serve TLS with; the plain port is then closed. */
+export interface ServerTls {
+  readonly certFile: string;
+  readonly keyFile: string;
+}
+
+export async function startRedis(extraArgs: string[] = [], tls?: ServerTls): Promise<LocalRedis> {
   for (let tries = 0; ; tries++) {
     try {
-      return await startOnce(extraArgs);
+      return await startOnce(extraArgs, tls);
     } catch (error) {
       // Another process may grab the port between probing and binding: try another one.
       if (tries >= 4) throw error;
@@ -26,24 +33,28 @@ export async function startRedis(extraArgs: string[] = []): Promise<LocalRedis> 
   }
 }
 
-async function startOnce(extraArgs: string[]): Promise<LocalRedis> {
+async function startOnce(extraArgs: string[], tls: ServerTls | undefined): Promise<LocalRedis> {
   const port = await freePort();
   const dir = await mkdtemp(join(tmpdir(), 'fencekit-redis-'));
+  const listen =
+    tls === undefined
+      ? ['--port', String(port)]
+      : [
+          '--port',
+          '0',
+          '--tls-port',
+          String(port),
+          '--tls-cert-file',
+          tls.certFile,
+          '--tls-key-file',
+          tls.keyFile,
+          // Clients prove the server, not themselves (as with a managed Redis that has a password).
+          '--tls-auth-clients',
+          'no',
+        ];
   const child = spawn(
     '/usr/bin/redis-server',
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--dir',
-      dir,
-      ...extraArgs,
-    ],
+    [...listen, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs],
     { stdio: 'ignore' },
   );
   const stop = async (): Promise<void> => {
