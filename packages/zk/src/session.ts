@@ -116,26 +116,20 @@ export class ZkSession {
     return this.#generation;
   }
 
-  create(path: string, data: Buffer | null, mode: number, options?: CallOptions): Promise<string> {
-    return this.#call('create', path, options, (client, done) => client.create(path, data, mode, done));
-  }
-
   /**
    * Creates a node and answers with its path and Stat in one request (CREATE2, see `create2.ts`): a
    * queue entry's czxid, its fence or term, comes with the create's own reply.
    */
   createWithStat(path: string, data: Buffer | null, mode: number, options?: CallOptions): Promise<Created> {
     return this.#call<Created>('create', path, options, (client, done) =>
-      create2(client, path, data, mode, (error, created) => done(error, created as Created)),
+      create2(client, path, data, mode, done),
     );
   }
 
   /** Deletes `path` (any version). False when it did not exist. */
   async remove(path: string, options?: CallOptions): Promise<boolean> {
     try {
-      await this.#call<void>('delete', path, options, (client, done) =>
-        deleteNode(client, path, -1, (error) => done(error, undefined)),
-      );
+      await this.#call<void>('delete', path, options, (client, done) => deleteNode(client, path, -1, done));
       return true;
     } catch (error) {
       if (error instanceof ZkCallError && error.code === ZkCode.NO_NODE) return false;
@@ -320,7 +314,7 @@ export class ZkSession {
     operation: string,
     path: string,
     options: CallOptions | undefined,
-    invoke: (client: Client, done: (error: ZkException | null, value: T) => void) => void,
+    invoke: (client: Client, done: Done<T>) => void,
   ): Promise<T> {
     const timeoutMs = options?.timeoutMs ?? this.sessionTimeoutMs;
     if (this.#connected && this.#client && !options?.signal?.aborted) {
@@ -345,7 +339,7 @@ export class ZkSession {
     path: string,
     options: CallOptions | undefined,
     timeoutMs: number,
-    invoke: (client: Client, done: (error: ZkException | null, value: T) => void) => void,
+    invoke: (client: Client, done: Done<T>) => void,
   ): Promise<T> {
     const signal = options?.signal;
     return new Promise<T>((resolve, reject) => {
@@ -380,7 +374,7 @@ export class ZkSession {
         }
         if (!settle()) return;
         if (error) reject(new ZkCallError(operation, path, error.getCode(), error.name, { cause: error }));
-        else resolve(value);
+        else resolve(value as T);
       });
     });
   }
@@ -435,6 +429,12 @@ export class ZkSession {
 }
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The callback a request's reply settles: the library's and fencekit's own senders (`create2.ts`,
+ * `delete.ts`) take it as it is. The value is absent on an error reply, and for DELETE, which has none.
+ */
+type Done<T> = (error: ZkException | null, value?: T) => void;
 
 interface InFlight {
   readonly deadline: number;
