@@ -12,6 +12,18 @@ import {
 const GET_DATA = 4;
 const GET_CHILDREN2 = 12;
 
+/** A folder's children (names relative to it) and its Stat. */
+export interface Listing {
+  children: string[];
+  stat: Stat;
+}
+
+/** A node's data (null when it has none) and its Stat. */
+export interface NodeData {
+  data: Buffer | null;
+  stat: Stat;
+}
+
 /**
  * ZooKeeper's GET_CHILDREN2 without a watch, encoded here and sent through node-zookeeper-client's
  * connection (see `wire.ts`); the library decodes the reply (children relative to the folder, and
@@ -22,16 +34,15 @@ const GET_CHILDREN2 = 12;
 export function listChildren(
   client: Client,
   path: string,
-  callback: (error: ZkException | null, children?: string[], stat?: Stat) => void,
+  callback: (error: ZkException | null, listing?: Listing) => void,
 ): void {
   const connection = connectionOf(client);
   const full = serverPath(connection.chrootPath, path);
   connection.queue(pathRequest(GET_CHILDREN2, full, false), (error, reply) => {
     if (error) return callback(error);
-    const children = reply?.payload?.children;
     const stat = reply?.payload?.stat;
     if (!stat) return callback(malformed('GET_CHILDREN2'));
-    callback(null, children ?? [], stat);
+    callback(null, { children: reply?.payload?.children ?? [], stat });
   });
 }
 
@@ -45,7 +56,7 @@ export function getData(
   client: Client,
   path: string,
   watcher: Watcher | undefined,
-  callback: (error: ZkException | null, data?: Buffer | null, stat?: Stat) => void,
+  callback: (error: ZkException | null, read?: NodeData) => void,
 ): void {
   const connection = connectionOf(client);
   const request = pathRequest(GET_DATA, serverPath(connection.chrootPath, path), watcher !== undefined);
@@ -54,7 +65,7 @@ export function getData(
     const stat = reply?.payload?.stat;
     if (!stat) return callback(malformed('GET_DATA'));
     if (watcher) connection.registerDataWatcher(path, watcher);
-    callback(null, reply?.payload?.data ?? null, stat);
+    callback(null, { data: reply?.payload?.data ?? null, stat });
   });
 }
 

@@ -3,7 +3,7 @@ import { monotonicNow } from '@fencekit/core';
 import zookeeper, { type Client, type Stat, type Watcher, type ZkException } from 'node-zookeeper-client';
 import { type Created, create2 } from './create2.js';
 import { deleteNode } from './delete.js';
-import { getData, listChildren } from './read.js';
+import { getData, type Listing, listChildren, type NodeData } from './read.js';
 import type { Cancel } from './wait-scope.js';
 import { ZkCallError, ZkCode } from './zk-errors.js';
 
@@ -141,30 +141,18 @@ export class ZkSession {
     return this.#call('exists', path, options, (client, done) => client.exists(path, watcher, done));
   }
 
-  children(
-    path: string,
-    watcher?: Watcher,
-    options?: CallOptions,
-  ): Promise<{ children: string[]; stat: Stat }> {
+  children(path: string, watcher?: Watcher, options?: CallOptions): Promise<Listing> {
     // Without a watch, fencekit sends the listing itself (`read.ts`); a watch is the library's to keep.
-    return this.#call('getChildren', path, options, (client, done) =>
+    return this.#call<Listing>('getChildren', path, options, (client, done) =>
       watcher
         ? client.getChildren(path, watcher, (error, children, stat) => done(error, { children, stat }))
-        : listChildren(client, path, (error, children, stat) =>
-            done(error, { children: children ?? [], stat: stat as Stat }),
-          ),
+        : listChildren(client, path, done),
     );
   }
 
-  getData(
-    path: string,
-    watcher?: Watcher,
-    options?: CallOptions,
-  ): Promise<{ data: Buffer | null; stat: Stat }> {
-    return this.#call('getData', path, options, (client, done) =>
-      getData(client, path, watcher, (error, data, stat) =>
-        done(error, { data: data ?? null, stat: stat as Stat }),
-      ),
+  getData(path: string, watcher?: Watcher, options?: CallOptions): Promise<NodeData> {
+    return this.#call<NodeData>('getData', path, options, (client, done) =>
+      getData(client, path, watcher, done),
     );
   }
 
@@ -432,7 +420,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * The callback a request's reply settles: the library's and fencekit's own senders (`create2.ts`,
- * `delete.ts`) take it as it is. The value is absent on an error reply, and for DELETE, which has none.
+ * `delete.ts`, `read.ts`) take it as it is. The value is absent on an error reply, and for DELETE,
+ * which has none.
  */
 type Done<T> = (error: ZkException | null, value?: T) => void;
 

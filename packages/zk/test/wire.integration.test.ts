@@ -6,7 +6,7 @@ import zookeeper, { type Client, type Stat, type ZkException } from 'node-zookee
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type Created, create2 } from '../src/create2.js';
 import { deleteNode } from '../src/delete.js';
-import { getData, listChildren } from '../src/read.js';
+import { getData, type Listing, listChildren, type NodeData } from '../src/read.js';
 import { ZkCode } from '../src/zk-errors.js';
 
 const cluster = injectCluster('zookeeper');
@@ -43,7 +43,7 @@ const created = (client: Client, path: string, mode = EPHEMERAL_SEQUENTIAL) =>
 const stat = (client: Client, path: string) =>
   call<Stat | null>((done) => client.exists(path, undefined, done));
 const remove = (client: Client, path: string, version = -1) =>
-  call<void>((done) => deleteNode(client, path, version, (error) => done(error)));
+  call<void>((done) => deleteNode(client, path, version, done));
 
 function folder(label: string): string {
   return `/fencekit-test/create2-${label}-${Math.random().toString(36).slice(2)}`;
@@ -122,12 +122,7 @@ describe('DELETE through node-zookeeper-client', () => {
 });
 
 describe('GET_CHILDREN2 (no watch) through node-zookeeper-client', () => {
-  const list = (client: Client, path: string) =>
-    new Promise<{ children: string[]; stat: Stat }>((resolve, reject) =>
-      listChildren(client, path, (error, children, stat) =>
-        error ? reject(error) : resolve({ children: children ?? [], stat: stat as Stat }),
-      ),
-    );
+  const list = (client: Client, path: string) => call<Listing>((done) => listChildren(client, path, done));
 
   it('lists as the library does, reports NO_NODE, and works under a chroot (root included)', async () => {
     const plain = await connect();
@@ -150,11 +145,7 @@ describe('GET_CHILDREN2 (no watch) through node-zookeeper-client', () => {
 
 describe('GET_DATA (with or without a watch) through node-zookeeper-client', () => {
   const read = (client: Client, path: string, watcher?: (event: { type: number; path: string }) => void) =>
-    new Promise<{ data: Buffer | null | undefined; stat: Stat }>((resolve, reject) =>
-      getData(client, path, watcher, (error, data, stat) =>
-        error ? reject(error) : resolve({ data, stat: stat as Stat }),
-      ),
-    );
+    call<NodeData>((done) => getData(client, path, watcher, done));
 
   it('reads data and Stat, and the watch fires on deletion, also under a chroot', async () => {
     const plain = await connect();
