@@ -5,6 +5,7 @@ import { type Created, create2 } from './create2.js';
 import { deleteNode } from './delete.js';
 import { getData, type Listing, listChildren, type NodeData } from './read.js';
 import type { Cancel } from './wait-scope.js';
+import { connectionOf } from './wire.js';
 import { ZkCallError, ZkCode } from './zk-errors.js';
 
 /**
@@ -24,10 +25,6 @@ export interface CallOptions {
   signal?: Cancel | undefined;
   /** Give up waiting for the reply after this long (the request may still be applied). */
   timeoutMs?: number | undefined;
-}
-
-interface Internals {
-  connectionManager: { socket?: { destroy(): void; cork(): void; uncork(): void }; connect(): void };
 }
 
 /**
@@ -264,7 +261,7 @@ export class ZkSession {
       }
       if (now - this.#lastReplyAt > readTimeoutMs) {
         this.#suspend();
-        (client as unknown as Internals).connectionManager.socket?.destroy();
+        connectionOf(client).socket?.destroy();
         return;
       }
       if (!probing && now - this.#lastReplyAt > this.sessionTimeoutMs / 3) {
@@ -285,10 +282,10 @@ export class ZkSession {
 
   /**
    * Runs `issue` with the socket corked, so the requests it sends synchronously leave in one write:
-   * a pipelined create + listing + read costs one syscall, not three.
+   * a create and the listing pipelined behind it cost one syscall, not two.
    */
   pipeline<T>(issue: () => T): T {
-    const socket = (this.#client as unknown as Internals | undefined)?.connectionManager.socket;
+    const socket = this.#client && connectionOf(this.#client).socket;
     socket?.cork();
     try {
       return issue();
@@ -474,7 +471,7 @@ async function settleWithin<T>(
  * failed close, so we also stop its reconnect loop and drop its socket after a short grace.
  */
 async function shutdown(client: Client, graceful: boolean): Promise<void> {
-  const internals = (client as unknown as Internals).connectionManager;
+  const internals = connectionOf(client);
   if (graceful) {
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, 1000);

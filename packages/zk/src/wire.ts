@@ -5,7 +5,8 @@ import zookeeper, { type Client, type Stat, type Watcher, type ZkException } fro
  * The part of node-zookeeper-client 1.1.3's connection (pinned exactly in package.json) through
  * which fencekit sends the requests it encodes itself (`create2.ts`, `delete.ts`, `read.ts`): the library still
  * assigns the xid, matches the reply to the request, decodes it, and fails pending requests when the
- * connection drops, exactly as for its own requests.
+ * connection drops, exactly as for its own requests. `ZkSession` also reaches its socket and its
+ * reconnect (see `session.ts`). Every use of the library's internals goes through `connectionOf`.
  */
 
 /** What the connection queues: it sets `header.xid`, decodes the reply by `header.type`, sends `toBuffer()`. */
@@ -54,6 +55,10 @@ export interface WireReply {
 
 interface ConnectionManager {
   chrootPath?: string | undefined;
+  /** The current socket, absent between connections. */
+  socket?: { destroy(): void; cork(): void; uncork(): void } | undefined;
+  /** Opens the next connection: the library calls it from timers to reconnect. */
+  connect(): void;
   /** The library's watcher manager, keyed by the path as the client names it (without chroot). */
   registerDataWatcher(path: string, watcher: Watcher): void;
   queue(request: WireRequest, callback: (error: ZkException | null, reply?: WireReply) => void): void;
