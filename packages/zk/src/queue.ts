@@ -17,7 +17,10 @@ export interface QueueEntry {
   readonly path: string;
   readonly owner: string;
   readonly generation: number;
-  /** The node's creation zxid: the fence (lock) or term (election). Known once the entry is at the head. */
+  /**
+   * The node's creation zxid: the fence (lock) or term (election), from the create's reply. Undefined
+   * when that reply was lost (the entry was found again by its name); then read before it is granted.
+   */
   czxid: bigint | undefined;
   /**
    * The node's sequence number when it was known to be the only node in its folder (see
@@ -222,8 +225,8 @@ export class SequentialQueue {
 
   /**
    * Waits for an event on `predecessor`: true when it was deleted (or already gone), false for any
-   * other change. Our own czxid is fetched in the same pipeline while we
-   * wait, so the grant that follows costs one listing, not two round trips.
+   * other change. An entry without its czxid (its create's reply was lost) has it read alongside
+   * the watch, so the grant that follows does not wait for another round trip.
    */
   async #untilDeleted(entry: QueueEntry, predecessor: string, signal: Cancel): Promise<boolean> {
     let fire: (deleted: boolean) => void = () => {};
