@@ -20,11 +20,9 @@ import { UNSURE } from './lock.js';
 import { queueOrder, segmentFor } from './paths.js';
 import { EntryGoneError, type QueueEntry, SequentialQueue } from './queue.js';
 import type { ZkSession } from './session.js';
-import { waitScope } from './wait-scope.js';
+import { pause, RETRY_PAUSE_MS, waitScope } from './wait-scope.js';
 import { isUncertain, ZkCallError, ZkCode, zkCode } from './zk-errors.js';
 import { zxidOf } from './zxid.js';
-
-const RETRY_PAUSE_MS = 50;
 
 /**
  * Leader election on ZooKeeper with the lock's mechanics: each candidate is an ephemeral-sequential
@@ -283,8 +281,4 @@ function untilAborted(promise: Promise<void>, signal: AbortSignal): Promise<void
       resolve();
     });
   });
-}
-
-function pause(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

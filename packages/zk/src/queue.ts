@@ -1,14 +1,12 @@
 import { monotonicNow } from '@fencekit/core';
 import { entryPrefix, newOwner, queueOrder, sequenceOf } from './paths.js';
 import type { ZkSession } from './session.js';
-import type { Cancel } from './wait-scope.js';
+import { type Cancel, pause, RETRY_PAUSE_MS } from './wait-scope.js';
 import { isUncertain, ZkCode, zkCode } from './zk-errors.js';
 import { zxidOf } from './zxid.js';
 
 const NODE_DELETED = 2;
 const EPHEMERAL_SEQUENTIAL = 3;
-/** Pause before retrying after a lost reply, so a flapping connection is not hammered. */
-const RETRY_PAUSE_MS = 50;
 
 /** One place in a queue: an ephemeral-sequential node owned by one session generation. */
 export interface QueueEntry {
@@ -291,19 +289,4 @@ export class SequentialQueue {
       if (zkCode(error) !== ZkCode.NODE_EXISTS && !isUncertain(error)) throw error;
     }
   }
-}
-
-function pause(ms: number, signal?: Cancel): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
