@@ -70,17 +70,6 @@ declare module 'node-zookeeper-client' {
       watcher: Watcher | undefined,
       callback: (error: ZkException | null, children: string[], stat: Stat) => void,
     ): void;
-    getData(
-      path: string,
-      watcher: Watcher | undefined,
-      callback: (error: ZkException | null, data: Buffer | null, stat: Stat) => void,
-    ): void;
-    setData(
-      path: string,
-      data: Buffer | null,
-      version: number,
-      callback: (error: ZkException | null, stat: Stat) => void,
-    ): void;
     mkdirp(path: string, callback: (error: ZkException | null, path: string) => void): void;
     transaction(): Transaction;
   }

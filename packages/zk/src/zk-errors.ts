@@ -5,8 +5,6 @@ export const ZkCode = {
   NO_NODE: -101,
   BAD_VERSION: -103,
   NODE_EXISTS: -110,
-  NOT_EMPTY: -111,
-  SESSION_EXPIRED: -112,
 } as const;
 
 /**
