@@ -23,7 +23,8 @@ import {
  *   reply is `buffer data, Stat stat`: jute writes both string and buffer as an int32 length and the
  *   bytes, so the library's GET_DATA decoder reads our reply exactly, the path arriving as bytes.
  * - The request encodes itself (`encodeCreate2`), chroot included, rather than through the library's
- *   generic records, which walk a field specification per request.
+ *   generic records, which walk a field specification per request (they were the largest part of an
+ *   acquire's own CPU).
  *
  * `test/wire.integration.test.ts` checks against a real ensemble that the returned czxid is the one
  * `exists()` reports, for a sequential node, under a chroot, and for the error replies.
@@ -44,7 +45,7 @@ const DECODE_AS = 4;
 const OPEN_ACL = encodeOpenAcl();
 
 /**
- * Sends one CREATE2 for `path` (open ACL, as the library's own `create` defaults to). The callback gets
+ * Sends one CREATE2 for `path` (with `OPEN_ACL`). The callback gets
  * the library's exception for an error reply (NODE_EXISTS, NO_NODE, CONNECTION_LOSS…) as `create` would.
  */
 export function create2(
@@ -69,9 +70,7 @@ export function create2(
 
 /**
  * One CREATE2 request, as jute lays it out: CreateRequest (path as int32 length + UTF-8, data as int32
- * length + bytes or -1, the ACL vector, flags), decoded as GET_DATA. Encoded here rather than with the
- * library's generic records, which walk a field specification per request and were the largest part
- * of an acquire's own CPU.
+ * length + bytes or -1, the ACL vector, flags), decoded as GET_DATA.
  */
 function encodeCreate2(path: string, data: Buffer | null, flags: number): WireRequest {
   const bodyBytes = stringBytes(path) + 4 + (data?.length ?? 0) + OPEN_ACL.length + 4;
