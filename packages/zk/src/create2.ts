@@ -45,8 +45,8 @@ const DECODE_AS = 4;
 const OPEN_ACL = encodeOpenAcl();
 
 /**
- * Sends one CREATE2 for `path` (with `OPEN_ACL`). The callback gets
- * the library's exception for an error reply (NODE_EXISTS, NO_NODE, CONNECTION_LOSS…) as `create` would.
+ * Sends one CREATE2 for `path` (with `OPEN_ACL`). The callback gets the library's exception for an
+ * error reply (NODE_EXISTS, NO_NODE, CONNECTION_LOSS…) as `create` would.
  */
 export function create2(
   client: Client,
