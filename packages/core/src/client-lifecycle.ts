@@ -1,14 +1,24 @@
 import { ClientClosedError, isFencekitError } from './errors.js';
 
+/** Held leases are swept for ended ones whenever their number doubles past this. */
+const SWEEP_FLOOR = 64;
+
+/**
+ * Where a held lease sits in its client's table, written on the lease itself: finding it again
+ * costs a property read, where a Set keyed by the lease hashes it on every add and delete. With
+ * `track`'s Set of promises (now a count) that was about 2 µs of client CPU per uncontended Redis
+ * acquire + release, measured in place. `ManagedLease` declares it, so its shape never changes.
+ */
+export const LEASE_SLOT: unique symbol = Symbol('fencekit.leaseSlot');
+
 /** A lease as the lifecycle sees it: something that can be given back, and may say it has ended. */
 interface Releasable {
   release(): Promise<void>;
   /** false once the lease ended; reading it lets a lazily expiring lease notice its expiry. */
   readonly held?: boolean;
+  /** Set by `hold` (see LEASE_SLOT). */
+  [LEASE_SLOT]?: number;
 }
-
-/** Held leases are swept for ended ones whenever their number doubles past this. */
-const SWEEP_FLOOR = 64;
 
 /**
  * The open/closing/closed bookkeeping every lock client needs: refuse work after `close()`, let
@@ -17,8 +27,13 @@ const SWEEP_FLOOR = 64;
  */
 export class ClientLifecycle<L extends Releasable> {
   readonly #closing = new AbortController();
-  readonly #leases = new Set<L>();
-  readonly #pending = new Set<Promise<unknown>>();
+  /** Held leases by slot; a freed slot is undefined and listed in `#freeSlots` for reuse. */
+  readonly #leases: (L | undefined)[] = [];
+  readonly #freeSlots: number[] = [];
+  #held = 0;
+  /** Operations in flight: a count, not a set, since `close()` only needs to know when it is 0. */
+  #pending = 0;
+  #drained: (() => void) | undefined;
   #closed: Promise<void> | undefined;
   #sweepAt = SWEEP_FLOOR;
 
@@ -36,26 +51,30 @@ export class ClientLifecycle<L extends Releasable> {
 
   /** Remembers `work` until it settles, so `close()` waits for it. */
   track<T>(work: Promise<T>): Promise<T> {
-    this.#pending.add(work);
-    const forget = (): void => {
-      this.#pending.delete(work);
-    };
-    work.then(forget, forget);
+    this.#pending++;
+    work.then(this.#settled, this.#settled);
     return work;
   }
 
   /** A lease this client handed out; `close()` releases it unless `forget` came first. */
   hold(lease: L): void {
-    this.#leases.add(lease);
-    if (this.#leases.size < this.#sweepAt) return;
+    const slot = this.#freeSlots.pop() ?? this.#leases.length;
+    this.#leases[slot] = lease;
+    lease[LEASE_SLOT] = slot;
+    this.#held++;
+    if (this.#held < this.#sweepAt) return;
     // A lease left to expire with lazy expiry ends only when something looks at it: look now and then,
-    // so a caller who lets leases run out does not grow this set without bound. Amortised O(1).
-    for (const held of [...this.#leases]) if (held.held === false) this.#leases.delete(held);
-    this.#sweepAt = Math.max(SWEEP_FLOOR, this.#leases.size * 2);
+    // so a caller who lets leases run out does not grow the table without bound. Amortised O(1).
+    for (const held of this.#leases) if (held !== undefined && held.held === false) this.forget(held);
+    this.#sweepAt = Math.max(SWEEP_FLOOR, this.#held * 2);
   }
 
   forget(lease: L): void {
-    this.#leases.delete(lease);
+    const slot = lease[LEASE_SLOT];
+    if (slot === undefined || this.#leases[slot] !== lease) return;
+    this.#leases[slot] = undefined;
+    this.#freeSlots.push(slot);
+    this.#held--;
   }
 
   /**
@@ -67,12 +86,26 @@ export class ClientLifecycle<L extends Releasable> {
     return this.#closed;
   }
 
+  /** One handler for every tracked operation, so `track` allocates no closure. */
+  readonly #settled = (): void => {
+    this.#pending--;
+    if (this.#pending === 0 && this.#drained !== undefined) {
+      const drained = this.#drained;
+      this.#drained = undefined;
+      drained();
+    }
+  };
+
   async #close(freeResources: () => Promise<void>): Promise<void> {
     this.#closing.abort();
-    await Promise.allSettled([...this.#pending]);
+    if (this.#pending > 0) {
+      await new Promise<void>((resolve) => {
+        this.#drained = resolve;
+      });
+    }
     await Promise.allSettled(
-      [...this.#leases].map(async (lease) => {
-        if (lease.held === false) return;
+      this.#leases.map(async (lease) => {
+        if (lease === undefined || lease.held === false) return;
         try {
           await lease.release();
         } catch (error) {

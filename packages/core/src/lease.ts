@@ -1,3 +1,4 @@
+import { LEASE_SLOT } from './client-lifecycle.js';
 import { monotonicNow, validUntilFrom } from './clock.js';
 import type { ExtendOptions, Fence, Lease } from './contract.js';
 import { isFencekitError, LockLostError } from './errors.js';
@@ -27,8 +28,13 @@ export interface GrantedLease<F extends Fence | undefined> {
   /** Clock drift to subtract from a ttl (Redlock's drift factor); 0 when omitted. */
   driftMs?: (ttlMs: number) => number;
   operations: LeaseOperations;
-  /** Called once when the lease ends for any reason, so the client can forget it. */
-  onEnd?: () => void;
+  /**
+   * Called once, with the lease, when it ends for any reason, so the client can forget it (one
+   * handler can then serve every lease: no closure per grant). Method syntax on purpose: its
+   * parameter is then checked bivariantly, so `ManagedLease<bigint>` still passes where
+   * `ManagedLease<bigint | undefined>` is expected (`freshLease`).
+   */
+  onEnd?(lease: ManagedLease<F>): void;
   /**
    * When true, expiry is noticed lazily (by `held`, `extend`, `release`, or a timer armed only once
    * `signal` is read), which saves a timer per lease on fast backends. Leave false when `onEnd` must
@@ -49,16 +55,22 @@ export class ManagedLease<F extends Fence | undefined> implements Lease<F> {
   #validUntil: number;
   readonly #operations: LeaseOperations;
   readonly #driftMs: (ttlMs: number) => number;
-  readonly #onEnd: (() => void) | undefined;
+  // Typed without F, so the field does not make ManagedLease<bigint> unassignable to
+  // ManagedLease<bigint | undefined>; it is only ever called with this lease.
+  readonly #onEnd: ((lease: unknown) => void) | undefined;
   // The signal and the loss error are built only when somebody needs them, and with `lazyExpiry` the
   // expiry timer too: a short critical section that never reads `signal` pays for none of it (the
   // bulk of a lease's cost on a fast backend).
   #controller: AbortController | undefined;
   #expiryTimer: NodeJS.Timeout | undefined;
-  #endReason: { text: string; cause?: unknown } | undefined;
+  /** Why the lease ended (undefined while it has not), and what caused it. */
+  #endText: string | undefined;
+  #endCause: unknown;
   #endError: LockLostError | undefined;
   #released = false;
   readonly #lazyExpiry: boolean;
+  /** @internal Where the client's `ClientLifecycle` keeps this lease (declared here so every lease has one shape). */
+  [LEASE_SLOT]: number | undefined = undefined;
 
   constructor(grant: GrantedLease<F>) {
     this.resource = grant.resource;
@@ -66,7 +78,7 @@ export class ManagedLease<F extends Fence | undefined> implements Lease<F> {
     this.fence = grant.fence;
     this.#operations = grant.operations;
     this.#driftMs = grant.driftMs ?? noDrift;
-    this.#onEnd = grant.onEnd;
+    this.#onEnd = grant.onEnd as ((lease: unknown) => void) | undefined;
     this.#validUntil = validUntilFrom(grant.sentAt, grant.ttlMs, this.#driftMs(grant.ttlMs));
     this.#lazyExpiry = grant.lazyExpiry ?? false;
     if (!this.#lazyExpiry) this.#armExpiry();
@@ -80,7 +92,7 @@ export class ManagedLease<F extends Fence | undefined> implements Lease<F> {
     if (this.#controller === undefined) {
       this.#controller = new AbortController();
       this.#noticeExpiry();
-      if (this.#endReason !== undefined) this.#controller.abort(this.#lossError());
+      if (this.#endText !== undefined) this.#controller.abort(this.#lossError());
       else if (this.#expiryTimer === undefined) this.#armExpiry();
     }
     return this.#controller.signal;
@@ -88,7 +100,7 @@ export class ManagedLease<F extends Fence | undefined> implements Lease<F> {
 
   get held(): boolean {
     this.#noticeExpiry();
-    return this.#endReason === undefined;
+    return this.#endText === undefined;
   }
 
   /** Milliseconds of validity left (0 when gone). */
@@ -108,7 +120,7 @@ export class ManagedLease<F extends Fence | undefined> implements Lease<F> {
       throw error;
     }
     const validUntil = validUntilFrom(sentAt, ttlMs, this.#driftMs(ttlMs));
-    if (this.#endReason !== undefined) throw this.#lossError('lost while extending');
+    if (this.#endText !== undefined) throw this.#lossError('lost while extending');
     if (validUntil <= monotonicNow()) {
       this.#end('extension answered after its validity had passed');
       throw this.#lossError();
@@ -147,16 +159,20 @@ export class ManagedLease<F extends Fence | undefined> implements Lease<F> {
 
   /** The error saying why the lease ended (built once), or a fresh one for `context` if it has not. */
   #lossError(context = 'the lease ended'): LockLostError {
-    if (this.#endReason === undefined) return new LockLostError(this.resource, context);
+    if (this.#endText === undefined) return new LockLostError(this.resource, context);
     if (this.#endError === undefined) {
-      const { text, cause } = this.#endReason;
-      this.#endError = new LockLostError(this.resource, text, cause === undefined ? undefined : { cause });
+      const cause = this.#endCause;
+      this.#endError = new LockLostError(
+        this.resource,
+        this.#endText,
+        cause === undefined ? undefined : { cause },
+      );
     }
     return this.#endError;
   }
 
   #noticeExpiry(): void {
-    if (this.#endReason === undefined && monotonicNow() >= this.#validUntil) this.#end('ttl expired');
+    if (this.#endText === undefined && monotonicNow() >= this.#validUntil) this.#end('ttl expired');
   }
 
   #armExpiry(): void {
@@ -181,10 +197,11 @@ export class ManagedLease<F extends Fence | undefined> implements Lease<F> {
 
   #end(text: string, cause?: unknown): void {
     this.#clearExpiry();
-    if (this.#endReason !== undefined) return;
-    this.#endReason = cause === undefined ? { text } : { text, cause };
+    if (this.#endText !== undefined) return;
+    this.#endText = text;
+    this.#endCause = cause;
     this.#controller?.abort(this.#lossError());
-    this.#onEnd?.();
+    this.#onEnd?.(this);
   }
 }
 

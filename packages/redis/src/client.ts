@@ -83,6 +83,8 @@ export class RedisLockClient implements LockClient<bigint> {
   readonly #lifecycle = new ClientLifecycle<ManagedLease<bigint>>('RedisLockClient');
   /** Key names of recently used resources: built once, not five string concatenations per acquire. */
   readonly #keys = new Map<string, ResourceKeys>();
+  /** Every lease's `onEnd`: one function for all, not a closure per grant. */
+  readonly #forgetLease = (lease: ManagedLease<bigint>): void => this.#lifecycle.forget(lease);
 
   constructor(options: RedisLockClientOptions) {
     if (typeof options !== 'object' || options === null || options.connection === undefined) {
@@ -316,7 +318,7 @@ export class RedisLockClient implements LockClient<bigint> {
       sentAt,
       ttlMs,
       operations,
-      onEnd: () => this.#lifecycle.forget(lease),
+      onEnd: this.#forgetLease,
       lazyExpiry: true,
     });
     operations.lease = lease;
