@@ -30,7 +30,7 @@ import {
 import { classifyFailure, errorMessage } from './failures.js';
 import { DEFAULT_KEY_PREFIX, type ResourceKeys, resourceKeys, wakeChannel } from './keys.js';
 import { RedisLeaseOperations } from './lease-operations.js';
-import { type AttemptReply, LockNode } from './node.js';
+import { type AttemptReply, LockNode, tryAcquireReply } from './node.js';
 import { newOwnerToken } from './owner.js';
 import { CommandDeadlines } from './script-call.js';
 import { Waiter, waitForGrant } from './waiter.js';
@@ -147,9 +147,13 @@ export class RedisLockClient implements LockClient<bigint> {
     // Most acquires find the lock free: the small fast-path script first, with no waiter set up.
     // It does not jump the queue: with waiters queued it decides nothing and the wait begins. With
     // no wait at all (waitMs 0) it decides, exactly as tryAcquire does.
-    const lease = await this.#lifecycle.track(
-      this.#tryAcquire(request.resource, request.ttlMs, request.waitMs === 0),
-    );
+    let lease: ManagedLease<bigint> | null | undefined;
+    this.#lifecycle.begin();
+    try {
+      lease = await this.#tryAcquire(request.resource, request.ttlMs, request.waitMs === 0);
+    } finally {
+      this.#lifecycle.done();
+    }
     if (lease !== null && lease !== undefined) {
       if (!request.signal?.aborted) return lease;
       await lease.release().catch(() => undefined);
@@ -175,10 +179,12 @@ export class RedisLockClient implements LockClient<bigint> {
     const keys = this.#keysOf(resource);
     const owner = newOwnerToken();
     let sentAt = monotonicNow();
+    let raw: number | string;
     let reply: AttemptReply | undefined;
     try {
-      reply = await this.#node.tryAcquire(keys, owner, ttlMs, true);
-      if (reply === undefined) {
+      raw = await this.#node.tryAcquireRaw(keys, owner, ttlMs, true);
+      if (raw === -1) {
+        // Waiters are queued: the fast path decided nothing.
         if (!decide) return undefined;
         sentAt = monotonicNow();
         reply = await this.#node.attempt(keys, {
@@ -196,11 +202,19 @@ export class RedisLockClient implements LockClient<bigint> {
       await this.#cancel(keys, owner);
       throw classifyFailure(this.backend, resource, 'acquire', error);
     }
-    if (!reply.granted) return null;
-    // The common case, without another promise: nothing to wait for, nothing to give back.
-    if (reply.fence !== null && this.#replicas === undefined && sentAt + ttlMs > monotonicNow()) {
-      return this.#newLease(resource, keys, owner, reply.fence, sentAt, ttlMs);
+    // The common case, with no reply object, fence string or other promise: granted with a fence
+    // (this client always asks for one, so the answer is > 0), validity left, no replicas to wait for.
+    if (
+      reply === undefined &&
+      (typeof raw === 'string' || raw > 0) &&
+      this.#replicas === undefined &&
+      sentAt + ttlMs > monotonicNow()
+    ) {
+      return this.#newLease(resource, keys, owner, BigInt(raw), sentAt, ttlMs);
     }
+    // raw is not -1 when reply is still undefined, so the fast path's answer decides.
+    reply ??= tryAcquireReply(raw) as AttemptReply;
+    if (!reply.granted) return null;
     return this.#lease(resource, keys, owner, { ...reply, sentAt }, ttlMs);
   }
 
@@ -299,14 +313,14 @@ export class RedisLockClient implements LockClient<bigint> {
       await this.#cancel(keys, owner);
       throw new LockLostError(resource, 'the grant had expired by the time its answer arrived');
     }
-    return this.#newLease(resource, keys, owner, grant.fence, grant.sentAt, ttlMs);
+    return this.#newLease(resource, keys, owner, BigInt(grant.fence), grant.sentAt, ttlMs);
   }
 
   #newLease(
     resource: string,
     keys: ResourceKeys,
     owner: string,
-    fence: string,
+    fence: bigint,
     sentAt: number,
     ttlMs: number,
   ): ManagedLease<bigint> {
@@ -314,7 +328,7 @@ export class RedisLockClient implements LockClient<bigint> {
     const lease = new ManagedLease<bigint>({
       resource,
       owner,
-      fence: BigInt(fence),
+      fence,
       sentAt,
       ttlMs,
       operations,

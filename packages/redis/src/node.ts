@@ -43,6 +43,14 @@ export interface AttemptRequest {
 }
 
 const TRY = new LuaScript(tryAcquireScript, 3);
+
+/** `tryAcquireRaw`'s answer as an attempt reply (undefined: a queue exists, `attempt` decides). */
+export function tryAcquireReply(reply: number | string): AttemptReply | undefined {
+  if (typeof reply === 'string') return { granted: true, fence: reply };
+  if (reply >= 0) return { granted: true, fence: reply === 0 ? null : String(reply) };
+  if (reply === -1) return undefined;
+  return { granted: false, retryMs: -2 - reply, ticket: 0 };
+}
 const ACQUIRE = new LuaScript(acquireScript, 5);
 const RELEASE = new LuaScript(releaseScript, 5);
 const EXTEND = new LuaScript(extendScript, 1);
@@ -61,6 +69,23 @@ export class LockNode {
   ) {}
 
   /**
+   * The uncontended fast path's raw answer (see tryAcquireScript): a fence (> 0; a string past
+   * 2^53), 0 for an unfenced grant, -1 when a queue exists (`attempt` must decide), -2 - pttl when
+   * the lock is held. Read by `tryAcquireReply`; the Redis client reads it itself, without building
+   * a reply object or a fence string per grant.
+   */
+  tryAcquireRaw(keys: ResourceKeys, owner: string, ttlMs: number, fenced: boolean): Promise<number | string> {
+    return callScript(this.redis, this.deadlines, TRY, [
+      keys.lock,
+      keys.fence,
+      keys.queue,
+      owner,
+      ttlMs,
+      fenced ? '1' : '0',
+    ]) as Promise<number | string>;
+  }
+
+  /**
    * The uncontended fast path: granted, or refused because the lock is held, when nobody is queued;
    * `undefined` when a queue exists and `attempt` must decide.
    */
@@ -70,19 +95,7 @@ export class LockNode {
     ttlMs: number,
     fenced: boolean,
   ): Promise<AttemptReply | undefined> {
-    const reply = (await callScript(this.redis, this.deadlines, TRY, [
-      keys.lock,
-      keys.fence,
-      keys.queue,
-      owner,
-      ttlMs,
-      fenced ? '1' : '0',
-    ])) as number | string;
-    // See tryAcquireScript: a fence (a string past 2^53), 0 unfenced, -1 queued, -2 - pttl held.
-    if (typeof reply === 'string') return { granted: true, fence: reply };
-    if (reply >= 0) return { granted: true, fence: reply === 0 ? null : String(reply) };
-    if (reply === -1) return undefined;
-    return { granted: false, retryMs: -2 - reply, ticket: 0 };
+    return tryAcquireReply(await this.tryAcquireRaw(keys, owner, ttlMs, fenced));
   }
 
   async attempt(keys: ResourceKeys, request: AttemptRequest): Promise<AttemptReply> {
