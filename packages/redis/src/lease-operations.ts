@@ -36,7 +36,7 @@ export class RedisLeaseOperations implements LeaseOperations {
   async release(): Promise<void> {
     let reply: number;
     try {
-      reply = await this.node.release(this.keys, this.owner);
+      reply = Number(await this.node.releaseRaw(this.keys, this.owner));
     } catch (error) {
       throw classifyFailure(this.backend, this.resource, 'release', error);
     }
