@@ -75,14 +75,14 @@ export class LockNode {
    * a reply object or a fence string per grant.
    */
   tryAcquireRaw(keys: ResourceKeys, owner: string, ttlMs: number, fenced: boolean): Promise<number | string> {
-    return callScript(this.redis, this.deadlines, TRY, [
-      keys.lock,
-      keys.fence,
-      keys.queue,
-      owner,
-      ttlMs,
-      fenced ? '1' : '0',
-    ]) as Promise<number | string>;
+    return callScript(
+      this.redis,
+      this.deadlines,
+      TRY,
+      fenced
+        ? [keys.lock, keys.fence, keys.queue, owner, ttlMs]
+        : [keys.lock, keys.fence, keys.queue, owner, ttlMs, '0'],
+    ) as Promise<number | string>;
   }
 
   /**

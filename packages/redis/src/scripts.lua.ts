@@ -281,7 +281,8 @@ return result
 
 /**
  * The uncontended fast path, as small as the common case allows (fewer keys and arguments to send
- * and parse, nothing else to run). KEYS: lock, fence, queue. ARGV: owner, ttlMs, fenced ('1' | '0').
+ * and parse, nothing else to run). KEYS: lock, fence, queue. ARGV: owner, ttlMs, then '0' for an
+ * unfenced grant (Redlock); a fenced grant (the Redis client, every pair) sends no third argument.
  *
  * With nobody queued: `SET lock owner NX PX ttl` and, only then, `INCR fence`. One integer comes
  * back, never a table: the server sends a Lua table as a reply of deferred length (an extra reply
@@ -292,7 +293,7 @@ return result
 export const tryAcquireScript = `
 if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  if ARGV[3] ~= '1' then return 0 end
+  if ARGV[3] == '0' then return 0 end
   local fence = redis.call('INCR', KEYS[2])
   -- Lua numbers are doubles: past 2^53 the reply would lose digits, so read the string instead.
   if fence < 9007199254740992 then return fence end
