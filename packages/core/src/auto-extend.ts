@@ -3,7 +3,7 @@ import { Backoff } from './backoff.js';
 import { monotonicNow } from './clock.js';
 import type { Fence, Lease } from './contract.js';
 import { InvalidArgumentError, isFencekitError, LockLostError } from './errors.js';
-import { assertNonNegativeMs, assertPositiveMs, assertSignal } from './validate.js';
+import { assertNonNegativeMs, assertSignal, assertTtlMs } from './validate.js';
 
 export interface AutoExtendOptions {
   /** TTL asked for on every extension. */
@@ -40,7 +40,7 @@ export function normalizeAutoExtend(
   if (typeof options !== 'object' || options === null) {
     throw new InvalidArgumentError('options', options, 'an object with ttlMs');
   }
-  assertPositiveMs('ttlMs', options.ttlMs);
+  assertTtlMs('ttlMs', options.ttlMs);
   const fraction = options.extendEveryFraction ?? 1 / 3;
   if (typeof fraction !== 'number' || !(fraction > 0 && fraction < 1)) {
     throw new InvalidArgumentError('extendEveryFraction', fraction, 'a number strictly between 0 and 1');

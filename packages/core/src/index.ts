@@ -72,7 +72,9 @@ export {
   assertPositiveMs,
   assertResource,
   assertSignal,
+  assertTtlMs,
   DEFAULT_WAIT_MS,
+  MAX_TIMER_MS,
   normalizeAcquire,
   normalizeTryAcquire,
 } from './validate.js';

@@ -2,7 +2,7 @@ import { LEASE_SLOT } from './client-lifecycle.js';
 import { monotonicNow, validUntilFrom } from './clock.js';
 import type { ExtendOptions, Fence, Lease } from './contract.js';
 import { isFencekitError, LockLostError } from './errors.js';
-import { assertPositiveMs } from './validate.js';
+import { assertTtlMs } from './validate.js';
 
 /** What a backend does for one granted lease; `ManagedLease` does the bookkeeping around it. */
 export interface LeaseOperations {
@@ -109,7 +109,7 @@ export class ManagedLease<F extends Fence | undefined> implements Lease<F> {
   }
 
   async extend(ttlMs: number, options: ExtendOptions = {}): Promise<void> {
-    assertPositiveMs('ttlMs', ttlMs);
+    assertTtlMs('ttlMs', ttlMs);
     if (!this.held) throw this.#lossError('extend after the lease ended');
     const sentAt = monotonicNow();
     try {

@@ -9,9 +9,9 @@ import {
 import { type MemoryCandidacy, MemoryElectionHub } from './memory-election-hub.js';
 import {
   assertNonNegativeMs,
-  assertPositiveMs,
   assertResource,
   assertSignal,
+  assertTtlMs,
   DEFAULT_WAIT_MS,
 } from './validate.js';
 
@@ -182,7 +182,7 @@ export function createMemoryElectionClient(options: { hub?: MemoryElectionHub } 
   const hub = options.hub ?? defaultMemoryElectionHub();
   return {
     election(name: string, electionOptions: { ttlMs: number }): Election {
-      assertPositiveMs('ttlMs', electionOptions?.ttlMs);
+      assertTtlMs('ttlMs', electionOptions?.ttlMs);
       return new MemoryElection(name, hub);
     },
   };

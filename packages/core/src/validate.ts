@@ -16,18 +16,48 @@ export function assertResource(resource: unknown): asserts resource is string {
   }
 }
 
-/** A strictly positive, finite duration in milliseconds. */
+/**
+ * The longest duration a Node.js timer can wait (about 24.8 days). Beyond it `setTimeout` fires
+ * after 1 ms, so a longer wait or TTL would end at once instead of late.
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** A strictly positive, finite duration in milliseconds, at most `MAX_TIMER_MS`. */
 export function assertPositiveMs(name: string, value: unknown): asserts value is number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
     throw new InvalidArgumentError(name, value, 'a positive finite number of milliseconds');
   }
+  assertTimerRange(name, value);
 }
 
-/** A non-negative, finite duration in milliseconds. */
+/**
+ * A lease or queue-entry TTL: a whole number of milliseconds from 1 to `MAX_TIMER_MS`. Servers
+ * take TTLs as integers (Redis' PX refuses 1500.5, and would refuse it only after a script had
+ * begun writing), so a fraction is refused here, before anything is sent.
+ */
+export function assertTtlMs(name: string, value: unknown): asserts value is number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
+    throw new InvalidArgumentError(name, value, 'a positive whole number of milliseconds');
+  }
+  assertTimerRange(name, value);
+}
+
+function assertTimerRange(name: string, value: number): void {
+  if (value > MAX_TIMER_MS) {
+    throw new InvalidArgumentError(
+      name,
+      value,
+      `at most ${MAX_TIMER_MS} ms (about 24.8 days, the timer limit)`,
+    );
+  }
+}
+
+/** A non-negative, finite duration in milliseconds, at most `MAX_TIMER_MS`. */
 export function assertNonNegativeMs(name: string, value: unknown): asserts value is number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
     throw new InvalidArgumentError(name, value, 'a non-negative finite number of milliseconds');
   }
+  assertTimerRange(name, value);
 }
 
 export function assertSignal(name: string, value: unknown): asserts value is AbortSignal | undefined {
@@ -48,7 +78,7 @@ export function normalizeAcquire(
   if (typeof options !== 'object' || options === null) {
     throw new InvalidArgumentError('options', options, 'an object with ttlMs');
   }
-  assertPositiveMs('ttlMs', options.ttlMs);
+  assertTtlMs('ttlMs', options.ttlMs);
   const waitMs = options.waitMs ?? DEFAULT_WAIT_MS;
   assertNonNegativeMs('waitMs', waitMs);
   assertSignal('signal', options.signal);
@@ -69,7 +99,7 @@ export function normalizeTryAcquire(
   if (typeof options !== 'object' || options === null) {
     throw new InvalidArgumentError('options', options, 'an object with ttlMs');
   }
-  assertPositiveMs('ttlMs', options.ttlMs);
+  assertTtlMs('ttlMs', options.ttlMs);
   assertSignal('signal', options.signal);
   return { resource, ttlMs: options.ttlMs, signal: options.signal };
 }

@@ -3,9 +3,11 @@ import {
   assertPositiveMs,
   assertResource,
   assertSignal,
+  assertTtlMs,
   DEFAULT_WAIT_MS,
   InvalidArgumentError,
   isFencekitError,
+  MAX_TIMER_MS,
   normalizeAcquire,
   normalizeTryAcquire,
 } from '@fencekit/core';
@@ -40,6 +42,20 @@ describe('validate', () => {
     }
     expect(() => assertNonNegativeMs('waitMs', 0)).not.toThrow();
     expect(() => assertNonNegativeMs('waitMs', -0.5)).toThrow(InvalidArgumentError);
+    // Past Node's timer limit a timer fires at once: refused rather than ending a wait early.
+    expect(() => assertNonNegativeMs('waitMs', MAX_TIMER_MS)).not.toThrow();
+    expect(() => assertNonNegativeMs('waitMs', MAX_TIMER_MS + 1)).toThrow('at most 2147483647 ms');
+    expect(() => assertPositiveMs('timeoutMs', MAX_TIMER_MS + 1)).toThrow(InvalidArgumentError);
+  });
+
+  it('takes TTLs in whole milliseconds only', () => {
+    expect(() => assertTtlMs('ttlMs', 1)).not.toThrow();
+    expect(() => assertTtlMs('ttlMs', 1500.5)).toThrow(
+      'Invalid ttlMs: got 1500.5, expected a positive whole number of milliseconds',
+    );
+    expect(() => assertTtlMs('ttlMs', MAX_TIMER_MS + 1)).toThrow(InvalidArgumentError);
+    expect(() => normalizeAcquire('r', { ttlMs: 10.5 })).toThrow('Invalid ttlMs');
+    expect(() => normalizeTryAcquire('r', { ttlMs: 0.5 })).toThrow('Invalid ttlMs');
   });
 
   it('checks signals', () => {

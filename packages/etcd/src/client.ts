@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import {
-  assertPositiveMs,
   assertResource,
   assertSignal,
+  assertTtlMs,
   ClientClosedError,
   type ElectionClient,
   InvalidArgumentError,
@@ -101,7 +101,7 @@ export class EtcdClient implements LockClient<bigint>, ElectionClient {
     if (typeof options !== 'object' || options === null) {
       throw new InvalidArgumentError('options', options, 'an object with ttlMs');
     }
-    assertPositiveMs('ttlMs', options.ttlMs);
+    assertTtlMs('ttlMs', options.ttlMs);
     assertSignal('signal', options.signal);
     return await this.#lock(resource, options.ttlMs, Number.POSITIVE_INFINITY, options.signal, false);
   }
@@ -112,7 +112,7 @@ export class EtcdClient implements LockClient<bigint>, ElectionClient {
     if (typeof options !== 'object' || options === null) {
       throw new InvalidArgumentError('options', options, 'an object with ttlMs');
     }
-    assertPositiveMs('ttlMs', options.ttlMs);
+    assertTtlMs('ttlMs', options.ttlMs);
     if (this.#closing.signal.aborted) throw new ClientClosedError('etcd client');
     const election = new EtcdElection(this.#context, name, options.ttlMs, () =>
       this.#elections.delete(election),

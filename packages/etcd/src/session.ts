@@ -1,6 +1,6 @@
 import type { EventEmitter } from 'node:events';
 import {
-  assertPositiveMs,
+  assertTtlMs,
   BackendUnavailableError,
   ClientClosedError,
   LockLostError,
@@ -97,7 +97,7 @@ export class Session {
 
   /** Grants a lease and (unless `keepAlive: false`) starts keeping it alive. */
   static async grant(etcd: Etcd3, options: SessionOptions): Promise<Session> {
-    assertPositiveMs('ttlMs', options.ttlMs);
+    assertTtlMs('ttlMs', options.ttlMs);
     const callTimeoutMs = options.callTimeoutMs ?? 5_000;
     const sentAt = monotonicNow();
     let response: { ID: string; TTL: string };

@@ -1,7 +1,7 @@
 import {
   assertNonNegativeMs,
-  assertPositiveMs,
   assertSignal,
+  assertTtlMs,
   BackendUnavailableError,
   type CampaignOptions,
   ClientClosedError,
@@ -259,7 +259,7 @@ export class ZkElectionClient implements ElectionClient {
    * leadership: one session serves every election of this client.
    */
   election(name: string, options: { ttlMs: number }): ZkElection {
-    assertPositiveMs('ttlMs', options?.ttlMs);
+    assertTtlMs('ttlMs', options?.ttlMs);
     const election = new ZkElection(name, { session: this.session, root: this.#root });
     this.#elections.add(election);
     return election;

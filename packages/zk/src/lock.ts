@@ -3,6 +3,7 @@ import {
   assertPositiveMs,
   assertResource,
   assertSignal,
+  assertTtlMs,
   BackendUnavailableError,
   ClientClosedError,
   DEFAULT_WAIT_MS,
@@ -123,7 +124,7 @@ export class ZkLockClient implements LockClient<bigint> {
   ): Promise<ZkLease> {
     if (!(lease instanceof ZkLease))
       throw new InvalidArgumentError('lease', lease, 'a ZkLease from this client');
-    assertPositiveMs('ttlMs', options?.ttlMs);
+    assertTtlMs('ttlMs', options?.ttlMs);
     const waitMs = options.waitMs ?? DEFAULT_WAIT_MS;
     assertPositiveMs('waitMs', waitMs);
     assertSignal('signal', options.signal);
@@ -196,7 +197,7 @@ export class ZkLockClient implements LockClient<bigint> {
     if (typeof options !== 'object' || options === null) {
       throw new InvalidArgumentError('options', options, 'an object with ttlMs');
     }
-    assertPositiveMs('ttlMs', options.ttlMs);
+    assertTtlMs('ttlMs', options.ttlMs);
     assertSignal('signal', options.signal);
     this.#assertOpen();
     const { signal, ttlMs } = options;
