@@ -3,8 +3,10 @@ import {
   assertPositiveMs,
   assertResource,
   assertSignal,
+  assertTtlMs,
   BackendUnavailableError,
   ClientLifecycle,
+  type IndeterminateError,
   InvalidArgumentError,
   LockAbortedError,
   type LockCapabilities,
@@ -27,6 +29,7 @@ import {
   type RedisConnection,
   waitForReplicas,
 } from './connection.js';
+import { neverConnectedReason, trackConnectionState } from './connection-state.js';
 import { classifyFailure, errorMessage } from './failures.js';
 import { DEFAULT_KEY_PREFIX, type ResourceKeys, resourceKeys, wakeChannel } from './keys.js';
 import { RedisLeaseOperations } from './lease-operations.js';
@@ -42,8 +45,10 @@ export interface RedisLockClientOptions {
   /** Prefix of every key fencekit writes; default "fencekit:". Keys look like `fencekit:{resource}:lock`. */
   keyPrefix?: string;
   /**
-   * How long a waiter's queue entry lives without a heartbeat (default 3 000 ms). A waiter that dies
-   * holds up the queue at most this long; live waiters refresh their entry every third of it.
+   * How long a waiter's queue entry lives without a heartbeat (default 3 000 ms); live waiters
+   * refresh their entry every third of it. A waiter that dies is dropped from the queue after at
+   * most this long, but a release within that time hands it the lock (it asked for that), which
+   * then lasts its TTL like the lease of a holder that died: waiterTtlMs + ttlMs at worst.
    */
   waiterTtlMs?: number;
   /**
@@ -80,6 +85,8 @@ export class RedisLockClient implements LockClient<bigint> {
   readonly #replicas: { count: number; timeoutMs: number } | undefined;
   readonly #wake: WakeSubscriber;
   readonly #deadlines: CommandDeadlines | undefined;
+  /** Stops following the connection's state (see `connection-state.ts`). */
+  readonly #untrackConnection: () => void;
   readonly #lifecycle = new ClientLifecycle<ManagedLease<bigint>>('RedisLockClient');
   /** Key names of recently used resources: built once, not five string concatenations per acquire. */
   readonly #keys = new Map<string, ResourceKeys>();
@@ -95,7 +102,7 @@ export class RedisLockClient implements LockClient<bigint> {
       throw new InvalidArgumentError('keyPrefix', options.keyPrefix, 'a string');
     }
     this.#waiterTtlMs = options.waiterTtlMs ?? 3_000;
-    assertPositiveMs('waiterTtlMs', this.#waiterTtlMs);
+    assertTtlMs('waiterTtlMs', this.#waiterTtlMs);
     if (options.replicas !== undefined) {
       const { count, timeoutMs } = options.replicas;
       if (!Number.isInteger(count) || count < 1) {
@@ -104,13 +111,15 @@ export class RedisLockClient implements LockClient<bigint> {
       assertPositiveMs('replicas.timeoutMs', timeoutMs);
     }
     this.#replicas = options.replicas;
-    // A connection fencekit opens gets no per-command ioredis timer (unless the options ask for
-    // one): its lock commands share one deadline timer instead, bounded just the same.
+    // A connection without ioredis' per-command timer (fencekit's own, unless the options ask for
+    // one, or a caller's instance made without it) gets one deadline timer shared by its lock
+    // commands instead: no lock command waits for an answer forever.
     this.#connection = openConnection(options.connection, { commandTimeout: undefined });
     const redis = this.#connection.redis;
-    const bounded = !this.#connection.owned || redis.options.commandTimeout !== undefined;
+    const bounded = redis.options.commandTimeout !== undefined;
     this.#deadlines = bounded ? undefined : new CommandDeadlines(DEFAULT_COMMAND_TIMEOUT_MS);
     this.#node = new LockNode(this.#connection.name, redis, this.#deadlines);
+    this.#untrackConnection = trackConnectionState(redis);
     // The subscriber keeps ioredis' own timeout: it sends a SUBSCRIBE now and then, nothing more.
     const subscriberOptions = bounded ? {} : { commandTimeout: DEFAULT_COMMAND_TIMEOUT_MS };
     this.#wake = new WakeSubscriber(wakeChannel(this.#prefix, newOwnerToken()), () =>
@@ -129,7 +138,7 @@ export class RedisLockClient implements LockClient<bigint> {
     if (typeof options !== 'object' || options === null) {
       throw new InvalidArgumentError('options', options, 'an object with ttlMs');
     }
-    assertPositiveMs('ttlMs', options.ttlMs);
+    assertTtlMs('ttlMs', options.ttlMs);
     assertSignal('signal', options.signal);
     if (options.signal?.aborted) throw new LockAbortedError(resource, { cause: options.signal.reason });
     return this.#lifecycle.track(
@@ -148,19 +157,27 @@ export class RedisLockClient implements LockClient<bigint> {
     // It does not jump the queue: with waiters queued it decides nothing and the wait begins. With
     // no wait at all (waitMs 0) it decides, exactly as tryAcquire does.
     let lease: ManagedLease<bigint> | null | undefined;
+    let waiting: Promise<ManagedLease<bigint>> | undefined;
     this.#lifecycle.begin();
     try {
       lease = await this.#tryAcquire(request.resource, request.ttlMs, request.waitMs === 0);
+      if ((lease === null || lease === undefined) && request.waitMs > 0) {
+        // Checked and tracked before the fast path's own count ends: a close() that began meanwhile
+        // would otherwise find nothing in flight and free the connection under the wait, whose
+        // queue entry (or a grant handed to it) would then outlive the client.
+        this.#lifecycle.assertOpen();
+        waiting = this.#lifecycle.track(this.#acquire(request, startedAt));
+      }
     } finally {
       this.#lifecycle.done();
     }
+    if (waiting !== undefined) return waiting;
     if (lease !== null && lease !== undefined) {
       if (!request.signal?.aborted) return lease;
       await lease.release().catch(() => undefined);
       throw new LockAbortedError(request.resource, { cause: request.signal.reason });
     }
-    if (request.waitMs === 0) throw new LockTimeoutError(request.resource, 0);
-    return this.#lifecycle.track(this.#acquire(request, startedAt));
+    throw new LockTimeoutError(request.resource, 0);
   }
 
   close(): Promise<void> {
@@ -200,7 +217,7 @@ export class RedisLockClient implements LockClient<bigint> {
       }
     } catch (error) {
       await this.#cancel(keys, owner);
-      throw classifyFailure(this.backend, resource, 'acquire', error);
+      throw this.#acquireFailure(resource, error);
     }
     // The common case, with no reply object, fence string or other promise: granted with a fence
     // (this client always asks for one, so the answer is > 0), validity left, no replicas to wait for.
@@ -272,7 +289,7 @@ export class RedisLockClient implements LockClient<bigint> {
               handoff: true,
             });
           } catch (error) {
-            throw classifyFailure(this.backend, resource, 'acquire', error);
+            throw this.#acquireFailure(resource, error);
           }
           if (reply.granted) return { grant: { ...reply, sentAt } };
           ticket = String(reply.ticket);
@@ -282,6 +299,9 @@ export class RedisLockClient implements LockClient<bigint> {
         handedOver: () => {
           const fence = waiter.takeHandedFence();
           if (fence === undefined || queuedSince === undefined) return undefined;
+          // WAIT covers only this connection's own writes, and the grant was written by the
+          // releaser's: the next attempt re-arms the grant (a write of ours) and WAITs after it.
+          if (this.#replicas !== undefined) return undefined;
           // Long parked: too little validity would be left, so the next attempt re-arms the
           // handed-over grant (the script sees we hold it) and counts validity from its own send.
           if (queuedSince + ttlMs / 2 < monotonicNow()) return undefined;
@@ -348,7 +368,7 @@ export class RedisLockClient implements LockClient<bigint> {
     } catch (error) {
       acknowledged = -1;
       await this.#cancel(keys, owner);
-      throw classifyFailure(this.backend, resource, 'acquire', error);
+      throw this.#acquireFailure(resource, error);
     }
     if (acknowledged < count) {
       await this.#cancel(keys, owner);
@@ -375,7 +395,17 @@ export class RedisLockClient implements LockClient<bigint> {
     return keys;
   }
 
+  /**
+   * An acquire that failed without an answer: unknown outcome, unless the connection never came up
+   * (a wrong TLS setting, host or port), when nothing was sent and the error says why.
+   */
+  #acquireFailure(resource: string, error: unknown): BackendUnavailableError | IndeterminateError {
+    const neverConnected = neverConnectedReason(this.#connection.redis, this.#connection.name);
+    return classifyFailure(this.backend, resource, 'acquire', error, neverConnected);
+  }
+
   async #freeConnections(): Promise<void> {
+    this.#untrackConnection();
     await this.#wake.close();
     if (this.#connection.owned) await closeConnection(this.#connection.redis);
     this.#deadlines?.close();

@@ -10,10 +10,14 @@ export function classifyFailure(
   resource: string,
   operation: 'acquire' | 'extend' | 'release',
   error: unknown,
+  /** Why the connection never came up, when it never did: then nothing was sent either. */
+  neverConnected?: string,
 ): BackendUnavailableError | IndeterminateError {
   if (didNotTakeEffect(error)) {
     return new BackendUnavailableError(backend, errorMessage(error), { cause: error });
   }
+  if (neverConnected !== undefined)
+    return new BackendUnavailableError(backend, neverConnected, { cause: error });
   return new IndeterminateError(resource, operation, { cause: error });
 }
 

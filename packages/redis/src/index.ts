@@ -7,6 +7,7 @@ export {
   openConnection,
   type RedisConnection,
 } from './connection.js';
+export { lastConnectionError, neverConnectedReason, trackConnectionState } from './connection-state.js';
 export { classifyFailure, didNotTakeEffect, errorMessage } from './failures.js';
 export { DEFAULT_KEY_PREFIX, type ResourceKeys, resourceKeys, wakeChannel } from './keys.js';
 export {

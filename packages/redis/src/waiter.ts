@@ -6,7 +6,7 @@ import {
   settleWithin,
 } from '@fencekit/core';
 
-/** The longest a stop waits for the attempt in flight before cancelling anyway. */
+/** By default, the longest a stop waits for the attempt in flight before cancelling anyway. */
 const IN_FLIGHT_BOUND_MS = 5_000;
 
 /**
@@ -74,6 +74,11 @@ export interface WaitPlan<G> {
   attempt(): Promise<AttemptOutcome<G>>;
   /** A grant handed over while parked (checked after each wake-up), if the backend does that. */
   handedOver?(): G | undefined;
+  /**
+   * The longest one attempt can take (its requests' own timeouts added up): a stop waits that long
+   * at most for the attempt in flight before cancelling. Default 5 s.
+   */
+  readonly attemptBoundMs?: number;
   /** Leaves the queue and gives back any grant that raced with the stop. Must not throw. */
   cancel(): Promise<void>;
 }
@@ -134,7 +139,7 @@ export async function waitForGrant<G>(plan: WaitPlan<G>): Promise<G> {
     }
   } catch (error) {
     // Bounded, and never rejects: every attempt has its own timeouts; this only guards against a bug.
-    if (inFlight !== undefined) await settleWithin(inFlight, IN_FLIGHT_BOUND_MS);
+    if (inFlight !== undefined) await settleWithin(inFlight, plan.attemptBoundMs ?? IN_FLIGHT_BOUND_MS);
     await plan.cancel();
     throw error === stop.signal.reason ? stopReason() : error;
   } finally {

@@ -8,6 +8,7 @@ import { RedisLockClient } from '@fencekit/redis';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisEndpoint } from './support/endpoint.js';
+import { untilQueued } from './support/queue.js';
 import { type LocalRedis, startRedis } from './support/redis-server.js';
 
 const endpoint = redisEndpoint();
@@ -122,6 +123,39 @@ describe('WAIT for replicas after a grant', () => {
       await tooMany.close();
     }
   });
+
+  it('waits for the replica after a grant a release handed over too', async () => {
+    const holder = new RedisLockClient({ connection: `redis://${primary.endpoint}` });
+    const waiter = new RedisLockClient({
+      connection: `redis://${primary.endpoint}`,
+      replicas: { count: 1, timeoutMs: 300 },
+      // No heartbeat write during the test: the waiter's last write stays its queue entry.
+      waiterTtlMs: 30_000,
+    });
+    const resource = `handed-${randomUUID()}`;
+    try {
+      const lease = await holder.acquire(resource, { ttlMs: 5_000 });
+      const waiting = waiter.acquire(resource, { ttlMs: 5_000, waitMs: 3_000 }).catch((e: unknown) => e);
+      await untilQueued(primary.endpoint, resource, 1);
+      // The replica acknowledges once a second: after this, it has acknowledged the queue entry.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      // The replica stops acknowledging; the release then grants the lock to the waiter. WAIT on
+      // the waiter's own connection would cover only its own writes (its queue entry, long
+      // replicated), so it must re-arm the grant itself and wait for that.
+      process.kill(replica.pid, 'SIGSTOP');
+      try {
+        await lease.release();
+        const failure = await waiting;
+        expect(failure).toBeInstanceOf(BackendUnavailableError);
+        expect((failure as Error).message).toMatch(/0 of 1 replicas/);
+      } finally {
+        process.kill(replica.pid, 'SIGCONT');
+      }
+    } finally {
+      await holder.close();
+      await waiter.close();
+    }
+  });
 });
 
 describe('TLS', () => {
@@ -176,6 +210,22 @@ describe('TLS', () => {
       const second = await waiting;
       expect(BigInt(second.fence)).toBeGreaterThan(BigInt(first.fence));
       await second.release();
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('fails with a typed error naming the cause when the certificate is not trusted', async () => {
+    // No CA given: the self-signed certificate is refused by the client.
+    const client = new RedisLockClient({
+      connection: { host: '127.0.0.1', port: server.port, tls: {}, maxRetriesPerRequest: 0 },
+    });
+    try {
+      const failure = await client
+        .tryAcquire(`tls-${randomUUID()}`, { ttlMs: 1_000 })
+        .catch((e: unknown) => e);
+      expect(failure).toBeInstanceOf(BackendUnavailableError);
+      expect((failure as Error).message).toMatch(/certificate/i);
     } finally {
       await client.close();
     }

@@ -93,6 +93,28 @@ describe('RedisLockClient', () => {
     await next?.release();
   });
 
+  it('closed right after an acquire began, leaves no queue entry behind for a release to grant', async () => {
+    const [a, b] = [client(), client()];
+    const r = resource();
+    const lease = await a.acquire(r, { ttlMs: 10_000 });
+    // b has waited once before, so its wake-up subscription is up and a wait starts at once.
+    await expect(b.acquire(r, { ttlMs: 1_000, waitMs: 50 })).rejects.toBeInstanceOf(LockTimeoutError);
+    // close() lands while b's fast path is in flight; the wait that would follow must not start
+    // after close() found nothing in flight and freed the connection.
+    const waiting = b.acquire(r, { ttlMs: 10_000, waitMs: 5_000 }).catch((error: unknown) => error);
+    await b.close();
+    expect(await waiting).toBeInstanceOf(Error);
+    const direct = new Redis(`redis://${endpoint}`);
+    try {
+      expect(await direct.zcard(`fencekit:{${r}}:queue`)).toBe(0);
+      await lease.release();
+      // Nobody queued, so the lock is free, not handed to the closed client.
+      expect(await direct.exists(`fencekit:{${r}}:lock`)).toBe(0);
+    } finally {
+      direct.disconnect();
+    }
+  });
+
   it('refuses extend and release from a holder whose lease another client took over', async () => {
     const [a, b] = [client(), client()];
     const r = resource();
@@ -139,5 +161,12 @@ describe('RedisLockClient', () => {
     const c = client();
     await expect(c.acquire('', { ttlMs: 1_000 })).rejects.toBeInstanceOf(InvalidArgumentError);
     await expect(c.acquire(resource(), { ttlMs: -1 })).rejects.toThrow(/ttlMs/);
+    // Redis takes whole milliseconds only: refused before anything is sent.
+    await expect(c.acquire(resource(), { ttlMs: 1_000.5 })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(c.tryAcquire(resource(), { ttlMs: 0.5 })).rejects.toThrow(/whole number/);
+    const lease = await c.acquire(resource(), { ttlMs: 1_000 });
+    await expect(lease.extend(1_500.5)).rejects.toBeInstanceOf(InvalidArgumentError);
+    expect(lease.held).toBe(true);
+    await lease.release();
   });
 });

@@ -3,6 +3,7 @@ import {
   assertPositiveMs,
   assertResource,
   assertSignal,
+  assertTtlMs,
   ClientLifecycle,
   InvalidArgumentError,
   LockAbortedError,
@@ -27,12 +28,12 @@ import {
   type RedisConnection,
   type ResourceKeys,
   resourceKeys,
+  trackConnectionState,
   Waiter,
   WakeSubscriber,
   waitForGrant,
   wakeChannel,
 } from '@fencekit/redis';
-import { trackConnectionErrors } from './fan-out.js';
 import { Quorum } from './quorum.js';
 import { QuorumWake } from './quorum-wake.js';
 import { defaultNodeTimeout, driftFor, fullJitter } from './timing.js';
@@ -122,14 +123,14 @@ export class RedlockClient implements LockClient<undefined> {
     assertPositiveMs('retryBaseMs', this.#retryBaseMs);
     assertPositiveMs('retryMaxMs', this.#retryMaxMs);
     this.#waiterTtlMs = options.waiterTtlMs ?? 3_000;
-    assertPositiveMs('waiterTtlMs', this.#waiterTtlMs);
+    assertTtlMs('waiterTtlMs', this.#waiterTtlMs);
     if (options.headGraceMs !== undefined) assertPositiveMs('headGraceMs', options.headGraceMs);
     // A down node must fail its part at once, not queue commands until it returns.
     this.#connections = options.nodes.map((node) =>
       // Every request already has its own per-node timeout (fanOut), so no per-command timer.
       openConnection(node, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: undefined }),
     );
-    this.#untrackErrors = this.#connections.map((c) => trackConnectionErrors(c.redis));
+    this.#untrackErrors = this.#connections.map((c) => trackConnectionState(c.redis));
     const channel = wakeChannel(this.#prefix, newOwnerToken());
     this.#quorum = new Quorum({
       nodes: this.#connections.map((c) => new LockNode(c.name, c.redis)),
@@ -156,7 +157,7 @@ export class RedlockClient implements LockClient<undefined> {
     if (typeof options !== 'object' || options === null) {
       throw new InvalidArgumentError('options', options, 'an object with ttlMs');
     }
-    assertPositiveMs('ttlMs', options.ttlMs);
+    assertTtlMs('ttlMs', options.ttlMs);
     this.#assertTtlAboveDrift(options.ttlMs);
     assertSignal('signal', options.signal);
     if (options.signal?.aborted) throw new LockAbortedError(resource, { cause: options.signal.reason });
@@ -255,6 +256,8 @@ export class RedlockClient implements LockClient<undefined> {
         closing: this.#lifecycle.closing,
         clientName: 'RedlockClient',
         heartbeatMs: this.#waiterTtlMs / 3,
+        // Two rounds and two give-backs, each bounded by the per-node timeout, and some slack.
+        attemptBoundMs: 4 * (this.#quorum.settings.nodeTimeoutMs ?? defaultNodeTimeout(ttlMs)) + 1_000,
         waiter,
         attempt: async () => {
           generation += 1;

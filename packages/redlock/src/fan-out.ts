@@ -1,6 +1,5 @@
 import type { NodeOutcome } from '@fencekit/core';
-import { errorMessage, type LockNode } from '@fencekit/redis';
-import type { Redis } from 'ioredis';
+import { errorMessage, type LockNode, lastConnectionError } from '@fencekit/redis';
 
 /** What one node did with one request sent to all of them. */
 export type NodeResult<T> =
@@ -101,32 +100,10 @@ export function fanOut<T>(
   });
 }
 
-const lastConnectionErrors = new WeakMap<Redis, string>();
-
-/**
- * Remembers each connection's last error, so a request refused for want of a connection says why.
- * Returns the undo: a connection the caller owns outlives the client and must not keep its listeners.
- */
-export function trackConnectionErrors(redis: Redis): () => void {
-  const onError = (error: unknown): void => {
-    lastConnectionErrors.set(redis, errorMessage(error));
-  };
-  const onReady = (): void => {
-    lastConnectionErrors.delete(redis);
-  };
-  redis.on('error', onError);
-  redis.on('ready', onReady);
-  return () => {
-    redis.off('error', onError);
-    redis.off('ready', onReady);
-    lastConnectionErrors.delete(redis);
-  };
-}
-
 /** Why a node's request failed, in words an operator can act on. */
 function failureReason(node: LockNode, error: unknown): string {
   if (error instanceof Error && error.message.startsWith("Stream isn't writeable")) {
-    const last = lastConnectionErrors.get(node.redis);
+    const last = lastConnectionError(node.redis);
     return `not connected (${node.redis.status}${last === undefined ? '' : `; last error: ${last}`})`;
   }
   return errorMessage(error);
