@@ -264,6 +264,10 @@ export class RedisLockClient implements LockClient<bigint> {
     // When the last attempt answered "queued" was sent: a grant handed over by a release happened
     // after that, so the lease's validity counts from there (never from when the news arrived).
     let queuedSince: number | undefined;
+    // The fence counter that answer saw: a grant made after it carries a higher fence. A message
+    // about an older grant (one that lapsed before that request arrived, the message held up on the
+    // way) must not count its validity from that request.
+    let queuedFence: bigint | undefined;
     try {
       const grant = await waitForGrant<Grant>({
         resource,
@@ -294,6 +298,7 @@ export class RedisLockClient implements LockClient<bigint> {
           if (reply.granted) return { grant: { ...reply, sentAt } };
           ticket = String(reply.ticket);
           queuedSince = sentAt;
+          queuedFence = reply.fenceSeen === undefined ? undefined : BigInt(reply.fenceSeen);
           return { retryMs: reply.retryMs + 1 };
         },
         handedOver: () => {
@@ -302,6 +307,7 @@ export class RedisLockClient implements LockClient<bigint> {
           // WAIT covers only this connection's own writes, and the grant was written by the
           // releaser's: the next attempt re-arms the grant (a write of ours) and WAITs after it.
           if (this.#replicas !== undefined) return undefined;
+          if (queuedFence !== undefined && BigInt(fence) <= queuedFence) return undefined;
           // Long parked: too little validity would be left, so the next attempt re-arms the
           // handed-over grant (the script sees we hold it) and counts validity from its own send.
           if (queuedSince + ttlMs / 2 < monotonicNow()) return undefined;

@@ -6,7 +6,13 @@ import { acquireScript, extendScript, releaseScript, tryAcquireScript } from './
 /** One attempt's answer from one Redis node. */
 export type AttemptReply =
   | { readonly granted: true; readonly fence: string | null }
-  | { readonly granted: false; readonly retryMs: number; readonly ticket: number };
+  | {
+      readonly granted: false;
+      readonly retryMs: number;
+      readonly ticket: number;
+      /** A fenced wait's refusal: the fence counter when the server refused (a string, past 2^53). */
+      readonly fenceSeen?: string;
+    };
 
 /** 1 released, 0 already gone, -1 another owner holds the lock. */
 export type ReleaseReply = 1 | 0 | -1;
@@ -111,9 +117,14 @@ export class LockNode {
       request.handoff ? '1' : '0',
       request.headGraceMs ?? 0,
       request.generation ?? '',
-    ])) as [number, (string | number | null)?, number?];
+    ])) as [number, (string | number | null)?, number?, string?];
     if (reply[0] === 1) return { granted: true, fence: (reply[1] as string | null | undefined) ?? null };
-    return { granted: false, retryMs: Number(reply[1] ?? 0), ticket: Number(reply[2] ?? 0) };
+    const refused = {
+      granted: false as const,
+      retryMs: Number(reply[1] ?? 0),
+      ticket: Number(reply[2] ?? 0),
+    };
+    return reply[3] === undefined ? refused : { ...refused, fenceSeen: reply[3] };
   }
 
   /** `headGraceMs` as in `AttemptRequest`: the release also wakes the next waiter once the head's turn lapsed. */

@@ -93,9 +93,9 @@ end
  * arrival), a number (a ticket agreed across nodes), or '' (only report this node's next ticket
  * number, without queueing: phase one of a quorum wait).
  *
- * Returns {1, fence} on a grant, else {0, retryMs, ticket}: retryMs is when the caller should look
- * again without a wake-up (the lock's PTTL, when the waiter ahead of it expires, or when its turn
- * lapses).
+ * Returns {1, fence} on a grant, else {0, retryMs, ticket} (and, for a fenced wait, the fence
+ * counter as the refusal saw it): retryMs is when the caller should look again without a wake-up
+ * (the lock's PTTL, when the waiter ahead of it expires, or when its turn lapses).
  */
 export const acquireScript = `${prelude}
 local owner, ttl, mode, ticket = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
@@ -183,6 +183,11 @@ if mode == 'wait' and ticket == '' then
   local next_ticket = redis.call('INCR', tickets)
   keep_queue(2 * waiter_ttl)
   return {0, retry, next_ticket}
+end
+if ARGV[7] == '1' and mode == 'wait' then
+  -- The fence as this refusal saw it: a grant handed to us later carries a higher one, so the
+  -- waiter can tell a hand-over made after this request from a late message about an older one.
+  return {0, retry, tonumber(ticket) or 0, redis.call('GET', fence) or '0'}
 end
 return {0, retry, tonumber(ticket) or 0}
 `;

@@ -115,6 +115,29 @@ describe('RedisLockClient', () => {
     }
   });
 
+  it('does not take a late message about an older hand-over as a grant', async () => {
+    const [a, b] = [client(), client()];
+    const r = resource();
+    const lease = await a.acquire(r, { ttlMs: 10_000 });
+    const waiting = b.acquire(r, { ttlMs: 10_000, waitMs: 1_000 }).catch((error: unknown) => error);
+    await untilQueued(endpoint, r, 1);
+    const direct = new Redis(`redis://${endpoint}`);
+    try {
+      // What a release that handed b the lock long ago would have sent, delivered only now: its
+      // fence is no higher than the counter b's last "queued" answer saw, so that grant came
+      // before and has lapsed since. a still holds the lock: b must keep waiting.
+      const [owner, entry] = Object.entries(await direct.hgetall(`fencekit:{${r}}:waiters`))[0] as [
+        string,
+        string,
+      ];
+      await direct.publish(entry.split('|')[2] as string, `${owner}|${lease.fence}`);
+      expect(await waiting).toBeInstanceOf(LockTimeoutError);
+      expect(lease.held).toBe(true);
+    } finally {
+      direct.disconnect();
+    }
+  });
+
   it('refuses extend and release from a holder whose lease another client took over', async () => {
     const [a, b] = [client(), client()];
     const r = resource();
