@@ -118,7 +118,8 @@ export class EtcdLease extends ManagedLease<bigint> {
     });
 
     const stopRenewals = session.onRenew(() => {
-      const remaining = session.validUntil - monotonicNow();
+      // Whole milliseconds, as every TTL is (rounded down: never more validity than the session's).
+      const remaining = Math.floor(session.validUntil - monotonicNow());
       if (remaining > 0) {
         this.extend(remaining, { [SESSION_RENEWAL]: true } as ExtendOptions).catch(() => {});
       }
