@@ -127,7 +127,7 @@ export const lifecycleChecks: readonly LockCheck[] = [
   },
   {
     id: 'bad-arguments',
-    title: 'bad arguments (empty resource, ttl ≤ 0, NaN, non-AbortSignal) give InvalidArgumentError',
+    title: 'bad arguments (empty resource, ttl ≤ 0, NaN, fractional, non-AbortSignal) give InvalidArgumentError',
     async run(context) {
       const client = await context.client();
       const resource = context.resource('args');
@@ -139,6 +139,8 @@ export const lifecycleChecks: readonly LockCheck[] = [
         ['negative ttl', resource, { ttlMs: -1 }],
         ['NaN ttl', resource, { ttlMs: Number.NaN }],
         ['infinite ttl', resource, { ttlMs: Number.POSITIVE_INFINITY }],
+        ['fractional ttl', resource, { ttlMs: 1_000.5 }],
+        ['ttl past the timer limit', resource, { ttlMs: 2 ** 31 }],
         ['string ttl', resource, { ttlMs: '500' }],
         ['missing options', resource, undefined],
         ['non-AbortSignal signal', resource, { ttlMs, signal: { aborted: false } }],
@@ -167,7 +169,7 @@ export const lifecycleChecks: readonly LockCheck[] = [
         );
       }
       const lease = await client.acquire(resource, { ttlMs: context.scaled(10_000) });
-      for (const extendMs of [0, -5, Number.NaN]) {
+      for (const extendMs of [0, -5, Number.NaN, 1_000.5]) {
         await assertRejectsWithCode(() => lease.extend(extendMs), 'invalid-argument', `extend(${extendMs})`);
       }
       assert.equal(lease.held, true, 'a refused extend argument ended the lease');
