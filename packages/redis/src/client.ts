@@ -1,6 +1,5 @@
 import {
   type AcquireOptions,
-  assertPositiveMs,
   assertResource,
   assertSignal,
   assertTtlMs,
@@ -108,7 +107,8 @@ export class RedisLockClient implements LockClient<bigint> {
       if (!Number.isInteger(count) || count < 1) {
         throw new InvalidArgumentError('replicas.count', count, 'a positive integer');
       }
-      assertPositiveMs('replicas.timeoutMs', timeoutMs);
+      // WAIT takes whole milliseconds, as every TTL here.
+      assertTtlMs('replicas.timeoutMs', timeoutMs);
     }
     this.#replicas = options.replicas;
     // A connection without ioredis' per-command timer (fencekit's own, unless the options ask for
@@ -277,6 +277,9 @@ export class RedisLockClient implements LockClient<bigint> {
         closing: this.#lifecycle.closing,
         clientName: 'RedisLockClient',
         heartbeatMs: this.#waiterTtlMs / 3,
+        // One connection, whose commands Redis runs in order (ioredis resends them in order after
+        // a reconnect): the cancel lands after the attempt in flight without waiting for it.
+        attemptBoundMs: 0,
         waiter,
         attempt: async () => {
           const sentAt = monotonicNow();

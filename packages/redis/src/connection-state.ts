@@ -6,6 +6,9 @@ interface ConnectionState {
   everReady: boolean;
   /** The last connection error ioredis emitted since it was last ready (TLS, DNS, refused…). */
   lastError: string | undefined;
+  /** How many trackers follow it: several clients may share one caller-owned instance. */
+  trackers: number;
+  untrack(): void;
 }
 
 const states = new WeakMap<Redis, ConnectionState>();
@@ -16,21 +19,40 @@ const states = new WeakMap<Redis, ConnectionState>();
  * connection the caller owns outlives the client and must not keep its listeners.
  */
 export function trackConnectionState(redis: Redis): () => void {
-  const state: ConnectionState = { everReady: redis.status === 'ready', lastError: undefined };
-  states.set(redis, state);
-  const onError = (error: unknown): void => {
-    state.lastError = errorMessage(error);
-  };
-  const onReady = (): void => {
-    state.everReady = true;
-    state.lastError = undefined;
-  };
-  redis.on('error', onError);
-  redis.on('ready', onReady);
+  // One state per connection, shared: a second client on the same instance must not start it
+  // over (it would think a connection that served the first one had never been ready).
+  let state = states.get(redis);
+  if (state === undefined) {
+    const onError = (error: unknown): void => {
+      created.lastError = errorMessage(error);
+    };
+    const onReady = (): void => {
+      created.everReady = true;
+      created.lastError = undefined;
+    };
+    const created: ConnectionState = {
+      everReady: redis.status === 'ready',
+      lastError: undefined,
+      trackers: 0,
+      untrack: () => {
+        redis.off('error', onError);
+        redis.off('ready', onReady);
+        states.delete(redis);
+      },
+    };
+    redis.on('error', onError);
+    redis.on('ready', onReady);
+    states.set(redis, created);
+    state = created;
+  }
+  const tracked = state;
+  tracked.trackers += 1;
+  let done = false;
   return () => {
-    redis.off('error', onError);
-    redis.off('ready', onReady);
-    states.delete(redis);
+    if (done) return;
+    done = true;
+    tracked.trackers -= 1;
+    if (tracked.trackers === 0) tracked.untrack();
   };
 }
 

@@ -76,7 +76,8 @@ export interface WaitPlan<G> {
   handedOver?(): G | undefined;
   /**
    * The longest one attempt can take (its requests' own timeouts added up): a stop waits that long
-   * at most for the attempt in flight before cancelling. Default 5 s.
+   * at most for the attempt in flight before cancelling. Default 5 s; 0 when the cancel is sure to
+   * be applied after the attempt anyway (one ordered connection).
    */
   readonly attemptBoundMs?: number;
   /** Leaves the queue and gives back any grant that raced with the stop. Must not throw. */
@@ -139,7 +140,8 @@ export async function waitForGrant<G>(plan: WaitPlan<G>): Promise<G> {
     }
   } catch (error) {
     // Bounded, and never rejects: every attempt has its own timeouts; this only guards against a bug.
-    if (inFlight !== undefined) await settleWithin(inFlight, plan.attemptBoundMs ?? IN_FLIGHT_BOUND_MS);
+    const bound = plan.attemptBoundMs ?? IN_FLIGHT_BOUND_MS;
+    if (inFlight !== undefined && bound > 0) await settleWithin(inFlight, bound);
     await plan.cancel();
     throw error === stop.signal.reason ? stopReason() : error;
   } finally {
