@@ -33,6 +33,16 @@ describe('run options', () => {
       /"soon" is not a duration/,
     );
     expect(() => parseRunOptions({ backend: 'redis', workload: 'mutex', clients: 0 })).toThrow(OptionsError);
+    // Lock TTLs are whole milliseconds: a number from code is held to what the CLI's parser gives.
+    expect(() => parseRunOptions({ backend: 'redis', workload: 'mutex', ttl: 1_500.5 })).toThrow(
+      /--ttl: a whole number of milliseconds/,
+    );
+    expect(() => parseRunOptions({ backend: 'redis', workload: 'mutex', ttl: '2d' })).toThrow(
+      /not a duration/,
+    );
+    expect(() => parseRunOptions({ backend: 'redis', workload: 'mutex', ttl: 2 ** 31 })).toThrow(
+      /at most one day/,
+    );
   });
 
   it('refuses combinations that cannot mean anything', () => {

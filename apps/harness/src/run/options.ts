@@ -30,15 +30,28 @@ const faultList = z.string().transform((text, ctx) => {
   return [...new Set(names)] as FaultName[];
 });
 
-const duration = z.union([z.number().positive(), z.string()]).transform((value, ctx) => {
-  if (typeof value === 'number') return value;
-  try {
-    return parseDuration(value);
-  } catch (error) {
-    ctx.addIssue({ code: 'custom', message: (error as Error).message });
-    return z.NEVER;
-  }
-});
+/** Longer durations make no sense for a run, and the per-operation timeout (4 TTLs) must fit a timer. */
+const MAX_DURATION_MS = 86_400_000;
+
+const duration = z
+  .union([z.number(), z.string()])
+  .transform((value, ctx) => {
+    if (typeof value === 'number') return value;
+    try {
+      return parseDuration(value);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      return z.NEVER;
+    }
+  })
+  // Lock TTLs are whole milliseconds; a number from code is held to what the CLI's parser gives.
+  .pipe(
+    z
+      .number()
+      .int({ error: 'a whole number of milliseconds' })
+      .positive({ error: 'a positive duration' })
+      .max(MAX_DURATION_MS, { error: 'at most one day (86400000 ms)' }),
+  );
 
 export const runOptionsSchema = z.object({
   backend: z.enum(BACKENDS, { error: () => `unknown backend; known backends: ${BACKENDS.join(', ')}` }),
