@@ -127,7 +127,8 @@ export const lifecycleChecks: readonly LockCheck[] = [
   },
   {
     id: 'bad-arguments',
-    title: 'bad arguments (empty resource, ttl ≤ 0, NaN, fractional, non-AbortSignal) give InvalidArgumentError',
+    title:
+      'bad arguments (empty resource, ttl ≤ 0, NaN, fractional, non-AbortSignal) give InvalidArgumentError',
     async run(context) {
       const client = await context.client();
       const resource = context.resource('args');
