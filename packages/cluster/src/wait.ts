@@ -1,18 +1,4 @@
-/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. Leaves no timer behind. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
+import { sleep } from '@fencekit/core';
 
 export interface PollOptions {
   /** What is being waited for, for the error message. */

@@ -10,8 +10,17 @@ export interface DisposableSignal extends Disposable {
   dispose(): void;
 }
 
+/**
+ * What `sleep` needs of a signal: an `AbortSignal`, or a lighter object with the same abort members
+ * (the zk adapter's per-wait scopes).
+ */
+export type AbortLike = Pick<AbortSignal, 'aborted' | 'reason'> & {
+  addEventListener(type: 'abort', listener: () => void, options?: { once: true }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+};
+
 /** The reason a signal carries, or a generic `AbortError` for signals aborted without one. */
-export function abortReason(signal: AbortSignal): unknown {
+export function abortReason(signal: Pick<AbortSignal, 'reason'>): unknown {
   return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
 }
 
@@ -19,7 +28,7 @@ export function abortReason(signal: AbortSignal): unknown {
  * Resolves after `ms`, or rejects with `signal.reason` as soon as `signal` aborts (immediately if it
  * already has). The timer is cleared on abort, so an aborted sleep holds nothing.
  */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+export function sleep(ms: number, signal?: AbortLike): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     if (signal?.aborted) {
       reject(abortReason(signal));
@@ -27,7 +36,7 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     }
     const onAbort = (): void => {
       clearTimeout(timer);
-      reject(abortReason(signal as AbortSignal));
+      reject(abortReason(signal as AbortLike));
     };
     const timer = setTimeout(
       () => {

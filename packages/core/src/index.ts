@@ -1,4 +1,5 @@
 export {
+  type AbortLike,
   abortedPromise,
   abortReason,
   combineSignals,

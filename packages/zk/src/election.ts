@@ -13,6 +13,7 @@ import {
   type LeaderInfo,
   LockAbortedError,
   LockTimeoutError,
+  sleep,
 } from '@fencekit/core';
 import { type ConnectOptions, openSession } from './connect.js';
 import { ZkLeadership } from './leadership.js';
@@ -20,7 +21,7 @@ import { UNSURE } from './lock.js';
 import { queueOrder, segmentFor } from './paths.js';
 import { EntryGoneError, type QueueEntry, SequentialQueue } from './queue.js';
 import type { ZkSession } from './session.js';
-import { pause, RETRY_PAUSE_MS, waitScope } from './wait-scope.js';
+import { RETRY_PAUSE_MS, waitScope } from './wait-scope.js';
 import { isUncertain, ZkCallError, ZkCode, zkCode } from './zk-errors.js';
 import { zxidOf } from './zxid.js';
 
@@ -115,7 +116,7 @@ export class ZkElection implements Election {
         if (current !== 'moved') return current;
       } catch (error) {
         if (!isUncertain(error) || performance.now() > deadline) throw this.#unavailable(error);
-        await pause(RETRY_PAUSE_MS);
+        await sleep(RETRY_PAUSE_MS);
       }
     }
   }
@@ -152,7 +153,7 @@ export class ZkElection implements Election {
       } catch (error) {
         if (signal.aborted) return;
         if (!isUncertain(error)) throw this.#unavailable(error);
-        await pause(RETRY_PAUSE_MS);
+        await sleep(RETRY_PAUSE_MS);
       } finally {
         offSession();
       }

@@ -1,7 +1,7 @@
-import { monotonicNow } from '@fencekit/core';
+import { monotonicNow, sleep } from '@fencekit/core';
 import { entryPrefix, newOwner, queueOrder, sequenceOf } from './paths.js';
 import type { ZkSession } from './session.js';
-import { type Cancel, pause, RETRY_PAUSE_MS } from './wait-scope.js';
+import { type Cancel, RETRY_PAUSE_MS } from './wait-scope.js';
 import { isUncertain, ZkCode, zkCode } from './zk-errors.js';
 import { zxidOf } from './zxid.js';
 
@@ -118,7 +118,7 @@ export class SequentialQueue {
         // The create may have been applied with its reply lost: look for our owner-unique prefix.
         const found = await this.#findOwn(folder, owner, signal);
         if (found === undefined || this.session.generation !== generation) {
-          await pause(RETRY_PAUSE_MS, signal);
+          await sleep(RETRY_PAUSE_MS, signal);
           continue;
         }
         path = `${folder}/${found}`;
@@ -175,7 +175,7 @@ export class SequentialQueue {
       } catch (error) {
         if (!isUncertain(error)) throw error;
         order = undefined;
-        await pause(RETRY_PAUSE_MS, signal);
+        await sleep(RETRY_PAUSE_MS, signal);
       }
     }
   }
@@ -198,7 +198,7 @@ export class SequentialQueue {
         return removed;
       } catch (error) {
         if (!isUncertain(error) || monotonicNow() >= deadline) throw error;
-        await pause(RETRY_PAUSE_MS);
+        await sleep(RETRY_PAUSE_MS);
       }
     }
   }
@@ -277,7 +277,7 @@ export class SequentialQueue {
       } catch (error) {
         if (zkCode(error) === ZkCode.NO_NODE) return undefined;
         if (!isUncertain(error)) throw error;
-        await pause(RETRY_PAUSE_MS, signal);
+        await sleep(RETRY_PAUSE_MS, signal);
       }
     }
   }

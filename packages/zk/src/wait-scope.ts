@@ -138,19 +138,3 @@ export class WaitScopes {
 
 /** Pause before retrying after a lost reply, so a flapping connection is not hammered. */
 export const RETRY_PAUSE_MS = 50;
-
-/** Resolves after `ms`, or rejects with `signal`'s reason as soon as it aborts. */
-export function pause(ms: number, signal?: Cancel): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}

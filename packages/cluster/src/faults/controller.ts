@@ -1,8 +1,8 @@
+import { sleep } from '@fencekit/core';
 import { ClusterClosedError, UnsupportedFaultError } from '../errors.js';
 import { cutPairs } from '../partition.js';
 import { validateToxic } from '../proxy/toxics.js';
 import type { ClockOptions, ClusterNode, Faults, LatencyOptions, PartitionSpec, Toxic } from '../types.js';
-import { sleep } from '../wait.js';
 import { checkNodeId, clockSkew, latencyToxic } from './arguments.js';
 import type { FaultPrimitives, FaultTarget } from './primitives.js';
 
