@@ -257,9 +257,11 @@ export class SequentialQueue {
         onAbort = () => reject(signal.reason);
         signal.addEventListener('abort', onAbort, { once: true });
         offSession = this.session.on((event, generation) => {
-          if (event === 'expired' && generation === entry.generation) {
-            reject(new EntryGoneError(entry, 'its session expired'));
-          }
+          if (generation !== entry.generation) return;
+          if (event === 'expired') reject(new EntryGoneError(entry, 'its session expired'));
+          // Back after a disconnect: read the queue again rather than trust that the watch was
+          // re-registered and that no deletion fell between (a waiter must not sit out its wait).
+          else if (event === 'reconnected') resolve(false);
         });
       });
     } finally {
