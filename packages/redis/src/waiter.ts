@@ -6,9 +6,6 @@ import {
   settleWithin,
 } from '@fencekit/core';
 
-/** By default, the longest a stop waits for the attempt in flight before cancelling anyway. */
-const IN_FLIGHT_BOUND_MS = 5_000;
-
 /**
  * A parked acquire. It sleeps until its wake-up message arrives, its fallback timer fires (lock
  * expiry, a dead waiter ahead, the heartbeat that keeps its queue entry alive) or it is stopped.
@@ -76,10 +73,10 @@ export interface WaitPlan<G> {
   handedOver?(): G | undefined;
   /**
    * The longest one attempt can take (its requests' own timeouts added up): a stop waits that long
-   * at most for the attempt in flight before cancelling. Default 5 s; 0 when the cancel is sure to
-   * be applied after the attempt anyway (one ordered connection).
+   * at most for the attempt in flight before cancelling; 0 when the cancel is sure to be applied
+   * after the attempt anyway (one ordered connection).
    */
-  readonly attemptBoundMs?: number;
+  readonly attemptBoundMs: number;
   /** Leaves the queue and gives back any grant that raced with the stop. Must not throw. */
   cancel(): Promise<void>;
 }
@@ -140,8 +137,7 @@ export async function waitForGrant<G>(plan: WaitPlan<G>): Promise<G> {
     }
   } catch (error) {
     // Bounded, and never rejects: every attempt has its own timeouts; this only guards against a bug.
-    const bound = plan.attemptBoundMs ?? IN_FLIGHT_BOUND_MS;
-    if (inFlight !== undefined && bound > 0) await settleWithin(inFlight, bound);
+    if (inFlight !== undefined && plan.attemptBoundMs > 0) await settleWithin(inFlight, plan.attemptBoundMs);
     await plan.cancel();
     throw error === stop.signal.reason ? stopReason() : error;
   } finally {

@@ -12,6 +12,7 @@ function plan(overrides: Partial<Parameters<typeof waitForGrant<string>>[0]> = {
     closing: closing.signal,
     clientName: 'test',
     heartbeatMs: 1_000,
+    attemptBoundMs: 0,
     waiter: new Waiter(),
     attempt: async () => ({ retryMs: 10_000 }),
     cancel: async () => undefined,

@@ -36,7 +36,7 @@ import {
 } from '@fencekit/redis';
 import { Quorum } from './quorum.js';
 import { QuorumWake } from './quorum-wake.js';
-import { defaultNodeTimeout, driftFor, fullJitter } from './timing.js';
+import { driftFor, fullJitter } from './timing.js';
 
 export interface RedlockClientOptions {
   /** The independent masters: ioredis instances (left open by `close()`), options or URLs. */
@@ -236,7 +236,7 @@ export class RedlockClient implements LockClient<undefined> {
     if (subscribing.length > 0) {
       await settleWithin(
         Promise.all(subscribing.map((p) => p.catch(() => undefined))),
-        this.#quorum.settings.nodeTimeoutMs ?? defaultNodeTimeout(ttlMs),
+        this.#quorum.nodeTimeoutFor(ttlMs),
       );
     }
     const waiter = new Waiter();
@@ -257,7 +257,7 @@ export class RedlockClient implements LockClient<undefined> {
         clientName: 'RedlockClient',
         heartbeatMs: this.#waiterTtlMs / 3,
         // Two rounds and two give-backs, each bounded by the per-node timeout, and some slack.
-        attemptBoundMs: 4 * (this.#quorum.settings.nodeTimeoutMs ?? defaultNodeTimeout(ttlMs)) + 1_000,
+        attemptBoundMs: 4 * this.#quorum.nodeTimeoutFor(ttlMs) + 1_000,
         waiter,
         attempt: async () => {
           generation += 1;

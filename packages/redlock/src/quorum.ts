@@ -74,7 +74,7 @@ export class Quorum {
       const fast = await this.#fastRound(keys, resource, owner, ttlMs);
       if (fast !== undefined) return fast;
     }
-    const timeoutMs = this.settings.nodeTimeoutMs ?? defaultNodeTimeout(ttlMs);
+    const timeoutMs = this.nodeTimeoutFor(ttlMs);
     const sentAt = monotonicNow();
     const results = await fanOut(
       this.settings.nodes,
@@ -130,7 +130,7 @@ export class Quorum {
     owner: string,
     ttlMs: number,
   ): Promise<RoundResult | undefined> {
-    const timeoutMs = this.settings.nodeTimeoutMs ?? defaultNodeTimeout(ttlMs);
+    const timeoutMs = this.nodeTimeoutFor(ttlMs);
     const sentAt = monotonicNow();
     const fast = await fanOut(
       this.settings.nodes,
@@ -213,9 +213,14 @@ export class Quorum {
     );
   }
 
+  /** The per-node timeout for a lease of `ttlMs`: `nodeTimeoutMs`, or a twentieth of the TTL. */
+  nodeTimeoutFor(ttlMs: number): number {
+    return this.settings.nodeTimeoutMs ?? defaultNodeTimeout(ttlMs);
+  }
+
   /** How long a node's head waiter keeps precedence: `headGraceMs`, or 3 per-node timeouts. */
   #headGraceFor(ttlMs: number): number {
-    return this.settings.headGraceMs ?? 3 * (this.settings.nodeTimeoutMs ?? defaultNodeTimeout(ttlMs));
+    return this.settings.headGraceMs ?? 3 * this.nodeTimeoutFor(ttlMs);
   }
 
   async #leaveQueues(
@@ -231,10 +236,8 @@ export class Quorum {
 
   /** Re-arms the TTL on every node; a lease without a confirmed quorum is lost. */
   async extend(keys: ResourceKeys, resource: string, owner: string, ttlMs: number): Promise<void> {
-    const results = await fanOut(
-      this.settings.nodes,
-      this.settings.nodeTimeoutMs ?? defaultNodeTimeout(ttlMs),
-      (node) => node.extend(keys, owner, ttlMs),
+    const results = await fanOut(this.settings.nodes, this.nodeTimeoutFor(ttlMs), (node) =>
+      node.extend(keys, owner, ttlMs),
     );
     const extended = countWhere(results, (ok) => ok);
     if (extended >= this.size) return;
