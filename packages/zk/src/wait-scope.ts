@@ -1,13 +1,11 @@
+import type { AbortLike } from '@fencekit/core';
+
 /**
  * What the recipes and `ZkSession` use of an `AbortSignal`: a caller's signal is one, and a wait
  * scope's own is the cheaper `ScopeSignal`.
  */
-export interface Cancel {
-  readonly aborted: boolean;
-  readonly reason: unknown;
+export interface Cancel extends AbortLike {
   throwIfAborted(): void;
-  addEventListener(type: 'abort', listener: () => void, options?: { once: true }): void;
-  removeEventListener(type: 'abort', listener: () => void): void;
 }
 
 /**
