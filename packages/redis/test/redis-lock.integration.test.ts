@@ -10,7 +10,7 @@ import { RedisLockClient } from '@fencekit/redis';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { redisEndpoint } from './support/endpoint.js';
-import { untilQueued } from './support/queue.js';
+import { queuedWaiters, untilQueued } from './support/queue.js';
 
 const endpoint = redisEndpoint();
 const clients: RedisLockClient[] = [];
@@ -126,11 +126,9 @@ describe('RedisLockClient', () => {
       // What a release that handed b the lock long ago would have sent, delivered only now: its
       // fence is no higher than the counter b's last "queued" answer saw, so that grant came
       // before and has lapsed since. a still holds the lock: b must keep waiting.
-      const [owner, entry] = Object.entries(await direct.hgetall(`fencekit:{${r}}:waiters`))[0] as [
-        string,
-        string,
-      ];
-      await direct.publish(entry.split('|')[2] as string, `${owner}|${lease.fence}`);
+      const [waiter] = await queuedWaiters(direct, r);
+      if (waiter === undefined) throw new Error('expected b queued');
+      await direct.publish(waiter.channel, `${waiter.owner}|${lease.fence}`);
       expect(await waiting).toBeInstanceOf(LockTimeoutError);
       expect(lease.held).toBe(true);
     } finally {

@@ -4,7 +4,7 @@ import { LockAbortedError, type ManagedLease, monotonicNow } from '@fencekit/cor
 import { RedlockClient, type RedlockClientOptions } from '@fencekit/redlock';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { untilQueued } from '../../redis/test/support/queue.js';
+import { queuedWaiters, untilQueued } from '../../redis/test/support/queue.js';
 import { untilLockOnEvery } from './support/lock-state.js';
 
 // Its own five nodes behind fault proxies: this file cuts clients off and skews clocks.
@@ -98,11 +98,9 @@ describe('RedlockClient under a partition', () => {
       // flight on n5 when it is stopped; the round's give-back with requeue reaches n5 only after
       // that round's answer, so after the stop.
       await cluster.faults.latency(n5.id, { ms: 150 });
-      const queued = Object.entries(await onN1.hgetall(`fencekit:{${r}}:waiters`));
+      const queued = await queuedWaiters(onN1, r);
       expect(queued).toHaveLength(1);
-      // An entry is "deadline|handoff|channel".
-      const [owner, entry] = queued[0] as [string, string];
-      const channel = entry.split('|')[2] as string;
+      const { owner, channel } = queued[0] as { owner: string; channel: string };
       await onN1.publish(channel, owner);
       await new Promise((resolve) => setTimeout(resolve, 50));
       controller.abort();

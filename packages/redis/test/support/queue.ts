@@ -16,3 +16,17 @@ export async function untilQueued(endpoint: string, resource: string, count: num
     redis.disconnect();
   }
 }
+
+/**
+ * The waiters queued for `resource` as the scripts store them: owner token and wake channel (an
+ * entry is "deadline|handoff|channel"), so a test can send what a release would.
+ */
+export async function queuedWaiters(
+  redis: Redis,
+  resource: string,
+): Promise<{ owner: string; channel: string }[]> {
+  const entries = Object.entries(await redis.hgetall(`fencekit:{${resource}}:waiters`));
+  return entries
+    .filter(([owner]) => !owner.startsWith(':'))
+    .map(([owner, entry]) => ({ owner, channel: entry.split('|')[2] as string }));
+}
