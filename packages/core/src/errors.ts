@@ -177,10 +177,24 @@ const ERROR_CODES = new Set<FencekitErrorCode>([
 ]);
 
 function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'string') return quoteForMessage(value);
   if (typeof value === 'bigint') return `${value}n`;
   if (value === null || value === undefined || typeof value !== 'object') return String(value);
   return Object.prototype.toString.call(value);
+}
+
+/**
+ * A received string as it appears in a message: JSON-quoted (control characters and lone surrogates
+ * escaped), DEL and C1 controls escaped too (JSON leaves them raw, and a terminal may act on them),
+ * and cut after 100 characters, so a hostile or huge argument cannot flood or steer a log.
+ */
+function quoteForMessage(text: string): string {
+  const shown = text.length > 100 ? `${text.slice(0, 100)}…` : text;
+  const quoted = JSON.stringify(shown).replace(
+    /[\u007f-\u009f]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+  return text.length > 100 ? `${quoted} (${text.length} characters)` : quoted;
 }
 
 /** True for any fencekit error, optionally of one code. Works across duplicated package copies. */

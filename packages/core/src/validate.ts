@@ -1,12 +1,16 @@
 import { InvalidArgumentError } from './errors.js';
 
-/** Resource names: non-empty strings without control characters, at most 512 characters. */
+/**
+ * Resource names: non-empty, well-formed strings of at most 512 printable characters. A lone UTF-16
+ * surrogate is refused here, for every backend: etcd and ZooKeeper encode names into keys and paths
+ * (`encodeURIComponent` throws a raw `URIError` on one), and Redis would store a replacement character.
+ */
 export function assertResource(resource: unknown): asserts resource is string {
   if (
     typeof resource !== 'string' ||
     resource.length === 0 ||
     resource.length > 512 ||
-    hasControlCharacter(resource)
+    NOT_PRINTABLE.test(resource)
   ) {
     throw new InvalidArgumentError(
       'resource',
@@ -85,10 +89,8 @@ export function normalizeAcquire(
   return { resource, ttlMs: options.ttlMs, waitMs, signal: options.signal };
 }
 
-function hasControlCharacter(text: string): boolean {
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) < 0x20) return true;
-  return false;
-}
+/** Control characters (C0, DEL, C1) and, with the `u` flag (where a pair is one code point), lone surrogates. */
+const NOT_PRINTABLE = /[\p{Cc}\p{Cs}]/u;
 
 /** Validates `tryAcquire` options. */
 export function normalizeTryAcquire(

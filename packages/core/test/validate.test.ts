@@ -21,6 +21,30 @@ describe('validate', () => {
     }
   });
 
+  it('refuses lone surrogates, DEL and C1 controls in resource names (etcd and zk would throw a raw URIError)', () => {
+    for (const bad of ['a\uD800', '\uDC00b', 'x\uDBFFy', 'del\u007f', 'csi\u009b[31m']) {
+      expect(() => assertResource(bad)).toThrow(InvalidArgumentError);
+    }
+    expect(() => assertResource('emoji \u{1F512} and accents é')).not.toThrow();
+  });
+
+  it('shows a hostile argument escaped and cut short in the message', () => {
+    const message = (value: string) => {
+      try {
+        assertResource(value);
+      } catch (error) {
+        return (error as Error).message;
+      }
+      throw new Error('accepted');
+    };
+    expect(message('csi\u009b[31m')).toContain('"csi\\u009b[31m"');
+    expect(message('esc\u001b[2J')).toContain('"esc\\u001b[2J"');
+    expect(message('a\uD800')).toContain('"a\\ud800"');
+    const long = message('x'.repeat(100_000));
+    expect(long.length).toBeLessThan(300);
+    expect(long).toContain('(100000 characters)');
+  });
+
   it('names the argument, what it got and what it expected', () => {
     try {
       assertPositiveMs('ttlMs', Number.NaN);
