@@ -67,7 +67,10 @@ export class ManagedLease<F extends Fence | undefined> implements Lease<F> {
   #endText: string | undefined;
   #endCause: unknown;
   #endError: LockLostError | undefined;
+  /** Set once a release is final: confirmed, or refused because someone else holds the lock. */
   #released = false;
+  /** The release in flight, shared by concurrent callers. */
+  #releasing: Promise<void> | undefined;
   readonly #lazyExpiry: boolean;
   /** @internal Where the client's `ClientLifecycle` keeps this lease (declared here so every lease has one shape). */
   [LEASE_SLOT]: number | undefined = undefined;
@@ -129,17 +132,31 @@ export class ManagedLease<F extends Fence | undefined> implements Lease<F> {
     if (this.#controller !== undefined || !this.#lazyExpiry) this.#armExpiry();
   }
 
-  async release(): Promise<void> {
-    if (this.#released) return;
-    this.#released = true;
+  /**
+   * Gives the grant back. Idempotent once it succeeded (or was refused with `NotLockHolderError`);
+   * concurrent calls share one attempt. A release that failed otherwise (backend unreachable, no
+   * answer) ends the lease all the same, but may be called again and then really sends again: the
+   * grant may still be on the backend, and only a retry can free it before its TTL does.
+   */
+  release(): Promise<void> {
+    if (this.#released) return Promise.resolve();
+    this.#releasing ??= this.#releaseOnce();
+    return this.#releasing;
+  }
+
+  async #releaseOnce(): Promise<void> {
     this.#clearExpiry();
     try {
       await this.#operations.release();
     } catch (error) {
       const notHolder = isFencekitError(error, 'not-holder');
+      if (notHolder) this.#released = true;
+      this.#releasing = undefined;
       this.#end(notHolder ? 'another holder had taken the lock' : 'release failed', error);
       throw error;
     }
+    this.#released = true;
+    this.#releasing = undefined;
     this.#end('released by its holder');
   }
 
