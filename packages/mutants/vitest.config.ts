@@ -1,0 +1,3 @@
+import { fencekitProject } from '../../vitest.shared.js';
+
+export default fencekitProject('mutants');
