@@ -8,6 +8,7 @@ export type ClusterErrorCode =
   | 'unsupported-fault'
   | 'unknown-node'
   | 'proxy-required'
+  | 'not-running'
   | 'closed';
 
 export abstract class ClusterError extends Error {
@@ -53,6 +54,20 @@ export class UnknownNodeError extends ClusterError {
     readonly known: readonly string[],
   ) {
     super(`Unknown node "${node}"; this cluster has ${known.join(', ')}`);
+  }
+}
+
+/**
+ * A fault that acts on a running server process (kill, pause, resume) named a node whose server is not running
+ * (killed, or exited by itself): signalling nothing must not be recorded as a fault that happened.
+ */
+export class NodeNotRunningError extends ClusterError {
+  readonly code = 'not-running';
+  constructor(
+    readonly fault: string,
+    readonly node: string,
+  ) {
+    super(`Fault "${fault}" on node ${node}: its server is not running (killed or exited); nothing was done`);
   }
 }
 

@@ -4,10 +4,12 @@ export {
   ClusterError,
   type ClusterErrorCode,
   ClusterStartError,
+  NodeNotRunningError,
   ProxyRequiredError,
   UnknownNodeError,
   UnsupportedFaultError,
 } from './errors.js';
+export { type FaultSupportQuery, type TopologyFault, unsupportedFaults } from './faults/support.js';
 export { DEFAULT_NODES } from './options.js';
 export { type ServedCluster, serveClusterToParent, startServedCluster } from './serve.js';
 export { startCluster } from './start.js';

@@ -18,6 +18,7 @@ export interface ResolvedOptions {
   readonly proxy: boolean;
   readonly signal: AbortSignal | undefined;
   readonly startTimeoutMs: number;
+  readonly clockShim: boolean;
 }
 
 /** Checks `startCluster` options and fills defaults; bad input throws `InvalidArgumentError` naming the field. */
@@ -57,7 +58,9 @@ export function resolveOptions(options: ClusterOptions): ResolvedOptions {
       'a positive finite number of milliseconds',
     );
   }
-  return { topology, nodes, provider, proxy, signal: options.signal, startTimeoutMs };
+  const clockShim = options.clockShim ?? true;
+  if (typeof clockShim !== 'boolean') throw new InvalidArgumentError('clockShim', clockShim, 'a boolean');
+  return { topology, nodes, provider, proxy, signal: options.signal, startTimeoutMs, clockShim };
 }
 
 /** Validates a node id against the cluster's ids. */

@@ -1,6 +1,7 @@
 import { ClusterStartError, UnknownNodeError } from './errors.js';
 import { FaultController } from './faults/controller.js';
 import type { FaultPrimitives } from './faults/primitives.js';
+import { type TopologyFault, unsupportedFaults } from './faults/support.js';
 import { type ProbeTarget, waitForLeader } from './leader.js';
 import type { LocalRecipe } from './local/recipe.js';
 import type { ResolvedOptions } from './options.js';
@@ -18,6 +19,8 @@ export class ServerExitedError extends Error {}
 export abstract class ProviderCluster<N extends ClusterNode> implements Cluster {
   abstract readonly provider: ProviderName;
   readonly faults: FaultController<N>;
+  /** Why each fault this cluster cannot apply would do nothing (the nemesis refuses those). */
+  readonly unsupported: Partial<Record<TopologyFault, string>>;
   private closed: Promise<void> | undefined;
 
   protected constructor(
@@ -27,7 +30,10 @@ export abstract class ProviderCluster<N extends ClusterNode> implements Cluster 
     primitives: FaultPrimitives<N>,
     /** How often a readiness probe is repeated. */
     private readonly readyPollMs: number,
+    /** Whether the clock shim was loaded into the servers. */
+    clockShim: boolean,
   ) {
+    this.unsupported = unsupportedFaults({ topology, nodes: members.length, clockShim });
     this.faults = new FaultController(this, primitives);
   }
 

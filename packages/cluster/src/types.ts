@@ -13,6 +13,11 @@ export interface ClusterOptions {
   readonly signal?: AbortSignal;
   /** Bound on the whole start, default 90 s. */
   readonly startTimeoutMs?: number;
+  /**
+   * Load the clock shim into the servers that can take it (Redis, ZooKeeper; default true). With false they run
+   * unmodified and clock faults throw `UnsupportedFaultError`, as they do when the shim cannot be built.
+   */
+  readonly clockShim?: boolean;
 }
 
 export interface ClusterNode {

@@ -19,6 +19,7 @@ export function clusterBackend(spec: ClusterBackendSpec): BackendFactory {
   const name: BackendName = spec.name;
   return {
     ...factory,
+    cluster: { topology, nodes },
     async preflight(provider) {
       await (await servers()).preflightCluster(topology, provider);
     },

@@ -1,3 +1,4 @@
+import type { Topology } from '@fencekit/cluster';
 import type { ElectionClient, Fence, Lease, LockClient } from '@fencekit/core';
 
 export const BACKENDS = ['memory', 'redis', 'redlock', 'zk', 'etcd'] as const;
@@ -46,6 +47,8 @@ export interface Deployment {
   /** Server node ids, targets for server faults. */
   readonly nodes: string[];
   readonly faults: FaultDriver;
+  /** The current leader's node id, where the servers elect one (etcd, ZooKeeper); undefined otherwise. */
+  leader?(): Promise<string | undefined>;
   close(): Promise<void>;
 }
 
@@ -87,11 +90,19 @@ export interface BackendFactory {
   readonly safeFences: boolean;
   /** Faults that make sense for this backend's topology. */
   readonly faults: readonly string[];
+  /** The @fencekit/cluster servers it runs on, so a run can refuse faults that topology cannot apply. */
+  readonly cluster?: { readonly topology: Topology; readonly nodes: number };
   /**
    * The lock TTL runs use unless told otherwise: as short as the backend honours (ZooKeeper sessions
    * and etcd leases have floors), so faults outlast leases within a short run.
    */
   readonly defaultTtlMs: number;
+  /**
+   * How long the servers keep a lease of `ttlMs` whose client went silent (ZooKeeper: the session
+   * timeout; etcd: the lease TTL as granted); the TTL itself when absent. Faults aimed at the lease
+   * (stall-holder, flicker, suspend) are sized by it.
+   */
+  sessionMs?(ttlMs: number): number;
   /** A native election recipe exists (else the election workload campaigns with the lock). */
   readonly nativeElection: boolean;
   /** Throws a message saying how to install what is missing (server binary, Docker engine). */

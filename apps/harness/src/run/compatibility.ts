@@ -1,6 +1,29 @@
+import { type TopologyFault, unsupportedFaults } from '@fencekit/cluster';
 import type { BackendFactory } from '../backends/types.js';
 import { OptionsError, type ParsedRunOptions } from './options.js';
 import { scenarioSettings } from './scenario-settings.js';
+
+/** The harness faults that @fencekit/cluster can only apply on some topologies, by the cluster fault they use. */
+const TOPOLOGY_FAULTS: Readonly<Record<string, TopologyFault>> = {
+  partition: 'partition',
+  isolate: 'partition',
+  'clock-jump': 'clock',
+  'clock-drift': 'clock',
+};
+
+/**
+ * Faults the backend's servers cannot take (partitions of masters that never talk, clocks without the shim): the
+ * nemesis would be told "unsupported" mid-run, so they are refused here, with the cluster's own reason.
+ */
+function faultsWithoutEffect(faults: readonly string[], factory: BackendFactory): string[] {
+  if (!factory.cluster) return [];
+  const reasons = unsupportedFaults(factory.cluster);
+  return faults.flatMap((fault) => {
+    const kind = TOPOLOGY_FAULTS[fault];
+    const reason = kind && reasons[kind];
+    return reason ? [`fault ${fault} cannot take effect on ${factory.name}: ${reason}`] : [];
+  });
+}
 
 /** Refuses combinations that cannot mean anything, saying why, before anything is started. */
 export function validateRun(options: ParsedRunOptions, factory: BackendFactory): void {
@@ -18,6 +41,12 @@ export function validateRun(options: ParsedRunOptions, factory: BackendFactory):
       );
     }
   }
+  problems.push(
+    ...faultsWithoutEffect(
+      options.fault.filter((f) => factory.faults.includes(f)),
+      factory,
+    ),
+  );
   const required = scenarioSettings(options.scenario).backend;
   if (required && factory.name !== required.name) {
     problems.push(`the ${options.scenario} scenario is ${required.why}: use --backend ${required.name}`);

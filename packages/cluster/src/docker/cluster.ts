@@ -53,8 +53,9 @@ export class DockerCluster extends ProviderCluster<DockerNode> {
     nodes: readonly DockerNode[],
     private readonly clients: ClientProxies,
     private readonly network: { id: string; remove: () => Promise<void> },
+    clockShim: boolean,
   ) {
-    super(topology, recipe, nodes, dockerFaultPrimitives(clients, new DockerLinks(nodes)), 250);
+    super(topology, recipe, nodes, dockerFaultPrimitives(clients, new DockerLinks(nodes)), 250, clockShim);
   }
 
   /** The cluster's own Docker network. */
@@ -100,7 +101,7 @@ export class DockerCluster extends ProviderCluster<DockerNode> {
       ),
     );
     const ports = PORTS[recipe.server];
-    const shim = recipe.clockShim ? clockShimPath() : undefined;
+    const shim = recipe.clockShim && options.clockShim ? clockShimPath() : undefined;
     try {
       const ids = memberIds(options.nodes);
       // Containers in parallel: each is only `sleep infinity` under an init until we start its server.
@@ -152,10 +153,14 @@ export class DockerCluster extends ProviderCluster<DockerNode> {
           new DockerNode(layout, container, shell, addresses, mapped, spec, shim !== undefined, endpoint),
         );
       }
-      const cluster = new DockerCluster(options.topology, recipe, nodes, new ClientProxies(proxies), {
-        id: network.id,
-        remove: () => client.network.remove(network),
-      });
+      const cluster = new DockerCluster(
+        options.topology,
+        recipe,
+        nodes,
+        new ClientProxies(proxies),
+        { id: network.id, remove: () => client.network.remove(network) },
+        shim !== undefined,
+      );
       untrackCleanup(cleanupOwner);
       trackCleanup(cluster, () =>
         removeNow(

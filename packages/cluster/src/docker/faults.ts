@@ -14,6 +14,7 @@ export function dockerFaultPrimitives(
 ): FaultPrimitives<DockerNode> {
   return {
     clients,
+    running: (node) => node.running(),
     kill: (node) => node.signal('KILL'),
     start: (node) => node.startServer(),
     signal: (node, signal) => node.signal(signal),

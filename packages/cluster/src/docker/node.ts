@@ -1,4 +1,5 @@
 import type { StartedTestContainer } from 'testcontainers';
+import { UnsupportedFaultError } from '../errors.js';
 import type { LaunchSpec, NodeLayout } from '../local/recipe.js';
 import type { ClusterNode } from '../types.js';
 import { type ContainerShell, shellQuote } from './shell.js';
@@ -6,6 +7,8 @@ import { type ContainerShell, shellQuote } from './shell.js';
 export const DATA_DIR = '/data';
 export const SHIM_IN_CONTAINER = '/opt/fencekit/libfencekit-clockshim.so';
 const PID_FILE = `${DATA_DIR}/server.pid`;
+/** Shell test: process "$p" exists and is not a zombie (killed but not yet reaped by the container's init). */
+const ALIVE = `[ -e "/proc/$p" ] && ! grep -q '^State:.*Z' "/proc/$p/status" 2>/dev/null`;
 
 /** One cluster member: a container that stays up while its server process is killed and started inside it. */
 export class DockerNode implements ClusterNode {
@@ -66,13 +69,26 @@ export class DockerNode implements ClusterNode {
     );
   }
 
-  /** Sends a signal to the server process; for SIGKILL, waits (bounded) until it is gone. */
+  /** Whether the server process is running (stopped counts; gone or a zombie does not). */
+  async running(): Promise<boolean> {
+    const result = await this.shell.run(`p=$(cat ${PID_FILE} 2>/dev/null) && [ -n "$p" ] && ${ALIVE}`);
+    return result.exitCode === 0;
+  }
+
+  /**
+   * Sends a signal to the server process; for SIGKILL, waits (bounded) until it is gone and does nothing when it
+   * is not running. STOP and CONT throw when there is no running server to signal.
+   */
   async signal(signal: 'KILL' | 'STOP' | 'CONT'): Promise<void> {
-    const wait =
-      signal === 'KILL'
-        ? `; i=0; while kill -0 "$p" 2>/dev/null && [ $i -lt 100 ] && ! grep -q '^State:.*Z' /proc/$p/status 2>/dev/null; do sleep 0.05; i=$((i+1)); done`
-        : '';
-    await this.shell.run(`p=$(cat ${PID_FILE} 2>/dev/null) && [ -n "$p" ] && kill -${signal} "$p"${wait}`);
+    if (signal === 'KILL') {
+      await this.shell.run(
+        `p=$(cat ${PID_FILE} 2>/dev/null) && [ -n "$p" ] && kill -KILL "$p"; i=0; while ${ALIVE} && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done`,
+      );
+      return;
+    }
+    await this.shell.check(
+      `p=$(cat ${PID_FILE} 2>/dev/null) && [ -n "$p" ] && ${ALIVE} && kill -${signal} "$p"`,
+    );
   }
 
   async logTail(): Promise<string> {
@@ -80,8 +96,15 @@ export class DockerNode implements ClusterNode {
     return result?.output ?? '';
   }
 
-  /** Writes the clock shim's skew file atomically. */
+  /** Writes the clock shim's skew file atomically; without the shim in the server, the clock cannot move. */
   async writeClock(offsetMs: number, rate: number): Promise<void> {
+    if (!this.clockShim) {
+      throw new UnsupportedFaultError(
+        'clock',
+        `node ${this.id}`,
+        'the clock shim is not loaded into its server',
+      );
+    }
     const offsetNs = BigInt(Math.round(offsetMs)) * 1_000_000n;
     await this.shell.check(
       `printf '%s %s\\n' ${offsetNs} ${rate} > ${DATA_DIR}/clock.tmp && mv ${DATA_DIR}/clock.tmp ${DATA_DIR}/clock`,

@@ -1,10 +1,11 @@
 import { sleep } from '@fencekit/core';
-import { ClusterClosedError, UnsupportedFaultError } from '../errors.js';
+import { ClusterClosedError, NodeNotRunningError, UnsupportedFaultError } from '../errors.js';
 import { cutPairs } from '../partition.js';
 import { validateToxic } from '../proxy/toxics.js';
 import type { ClockOptions, ClusterNode, Faults, LatencyOptions, PartitionSpec, Toxic } from '../types.js';
 import { checkNodeId, clockSkew, latencyToxic } from './arguments.js';
 import type { FaultPrimitives, FaultTarget } from './primitives.js';
+import type { TopologyFault } from './support.js';
 
 /** The shim re-reads its file every 2 ms; waiting a little longer means the skew is in force on return. */
 const SHIM_PICKUP_MS = 20;
@@ -25,7 +26,7 @@ export class FaultController<N extends ClusterNode> implements Faults {
   ) {}
 
   async kill(id: string): Promise<void> {
-    const node = this.target(id);
+    const node = await this.runningTarget(id, 'kill');
     await this.primitives.kill(node);
     this.killed.add(id);
     this.paused.delete(id); // a killed process is no longer stopped: its replacement starts running
@@ -42,27 +43,27 @@ export class FaultController<N extends ClusterNode> implements Faults {
   }
 
   async pause(id: string): Promise<void> {
-    await this.primitives.signal(this.target(id), 'STOP');
+    await this.primitives.signal(await this.runningTarget(id, 'pause'), 'STOP');
     this.paused.add(id);
   }
 
   async resume(id: string): Promise<void> {
-    await this.primitives.signal(this.target(id), 'CONT');
+    await this.primitives.signal(await this.runningTarget(id, 'resume'), 'CONT');
     this.paused.delete(id);
   }
 
   /**
-   * Cuts server ↔ server links. On topologies whose servers never talk to each other (Redis) there is nothing to
-   * cut: the spec is still checked.
+   * Cuts server ↔ server links. On topologies whose servers never talk to each other (Redis) or a single server
+   * there is nothing to cut: `UnsupportedFaultError`, after the spec is checked.
    */
   async partition(spec: PartitionSpec): Promise<void> {
     this.live();
-    await this.primitives.cutLinks(
-      cutPairs(
-        spec,
-        this.cluster.nodes.map((n) => n.id),
-      ),
+    const pairs = cutPairs(
+      spec,
+      this.cluster.nodes.map((n) => n.id),
     );
+    this.refuseUnsupported('partition');
+    await this.primitives.cutLinks(pairs);
   }
 
   async cutClients(id: string): Promise<void> {
@@ -83,14 +84,7 @@ export class FaultController<N extends ClusterNode> implements Faults {
   async clock(id: string, options: ClockOptions): Promise<void> {
     const node = this.target(id);
     const { offsetMs, rate } = clockSkew(options);
-    const { server, clockShim } = this.cluster.recipe;
-    if (!clockShim) {
-      throw new UnsupportedFaultError(
-        'clock',
-        `${server} node ${id}`,
-        "etcd is a Go binary whose runtime reads the clock through the vDSO, bypassing libc, so an LD_PRELOAD shim can't skew it",
-      );
-    }
+    this.refuseUnsupported('clock', id);
     await this.primitives.writeClock(node, offsetMs, rate);
     this.skewed.add(id);
     await sleep(SHIM_PICKUP_MS);
@@ -102,9 +96,14 @@ export class FaultController<N extends ClusterNode> implements Faults {
     this.primitives.clients.heal();
     await Promise.all([
       this.primitives.healLinks(),
-      ...[...this.paused].map((id) => this.resume(id)),
+      // A paused server that has since exited has nothing left to resume.
+      ...[...this.paused].map(async (id) => {
+        const node = this.cluster.node(id);
+        if (await this.primitives.running(node)) await this.primitives.signal(node, 'CONT');
+      }),
       ...[...this.skewed].map((id) => this.primitives.writeClock(this.cluster.node(id), 0, 1)),
     ]);
+    this.paused.clear();
     this.skewed.clear();
     await Promise.all([...this.killed].map((id) => this.restart(id)));
     await sleep(SHIM_PICKUP_MS);
@@ -117,6 +116,22 @@ export class FaultController<N extends ClusterNode> implements Faults {
 
   private live(): void {
     if (this.disposed) throw new ClusterClosedError();
+  }
+
+  /** Refuses, with the reason, a fault this cluster cannot apply, rather than recording an act that did nothing. */
+  private refuseUnsupported(fault: TopologyFault, id?: string): void {
+    const reason = this.cluster.unsupported[fault];
+    if (reason) {
+      const where = `${this.cluster.topology} cluster${id === undefined ? '' : ` node ${id}`}`;
+      throw new UnsupportedFaultError(fault, where, reason);
+    }
+  }
+
+  /** The node, if its server process is running: signalling a killed or exited server would change nothing. */
+  private async runningTarget(id: string, fault: string): Promise<N> {
+    const node = this.target(id);
+    if (!(await this.primitives.running(node))) throw new NodeNotRunningError(fault, id);
+    return node;
   }
 
   private target(id: string): N {

@@ -1,10 +1,12 @@
-import type { LocalRecipe } from '../local/recipe.js';
-import type { ClusterNode } from '../types.js';
+import type { ClusterNode, Topology } from '../types.js';
 import type { ClientProxies } from './client-proxies.js';
+import type { TopologyFault } from './support.js';
 
-/** The cluster as the nemesis sees it: its members, its server kind, and how to wait for a member to serve. */
+/** The cluster as the nemesis sees it: its members, what it cannot do, and how to wait for a member to serve. */
 export interface FaultTarget<N extends ClusterNode> {
-  readonly recipe: Pick<LocalRecipe, 'server' | 'clockShim'>;
+  readonly topology: Topology;
+  /** Why each fault this cluster cannot apply would do nothing. */
+  readonly unsupported: Partial<Record<TopologyFault, string>>;
   readonly nodes: readonly ClusterNode[];
   /** The member, or `UnknownNodeError`. */
   node(id: string): N;
@@ -20,11 +22,13 @@ export interface FaultTarget<N extends ClusterNode> {
 export interface FaultPrimitives<N extends ClusterNode> {
   /** The proxies on the clients' path (the same kind for both providers). */
   readonly clients: ClientProxies;
+  /** Whether the server process is running (paused counts as running; killed, exited or a zombie does not). */
+  running(node: N): Promise<boolean>;
   /** SIGKILL the server; resolves once it is gone. Does nothing when it is not running. */
   kill(node: N): Promise<void>;
   /** Starts the (killed) server again with the same command line, port and data dir; does not wait for it. */
   start(node: N): Promise<void>;
-  /** SIGSTOP / SIGCONT of the server process. */
+  /** SIGSTOP / SIGCONT of the server process; throws when there is no running process to signal. */
   signal(node: N, signal: 'STOP' | 'CONT'): Promise<void>;
   /** Cuts the server ↔ server links of these pairs, on top of those already cut. */
   cutLinks(pairs: ReadonlyArray<readonly [string, string]>): Promise<void>;

@@ -30,7 +30,7 @@ export class LocalCluster extends ProviderCluster<LocalNode> {
     nodes: readonly LocalNode[],
     readonly network: LocalNetwork,
   ) {
-    super(topology, recipe, nodes, localFaultPrimitives(network), 200);
+    super(topology, recipe, nodes, localFaultPrimitives(network), 200, nodes[0]?.clockFile !== undefined);
   }
 
   protected probeTarget(node: LocalNode): ProbeTarget {
@@ -96,7 +96,7 @@ export class LocalCluster extends ProviderCluster<LocalNode> {
         mkdirSync(dirname(path), { recursive: true });
         writeFileSync(path, content);
       }
-      const shim = recipe.clockShim ? clockShimPath() : undefined;
+      const shim = recipe.clockShim && options.clockShim ? clockShimPath() : undefined;
       if (shim) writeClockSkew(join(layout.dir, CLOCK_FILE), 0, 1);
       const proc = new ServerProcess({
         command: spec.command,

@@ -11,6 +11,7 @@ import type { LocalNode } from './node.js';
 export function localFaultPrimitives(network: LocalNetwork): FaultPrimitives<LocalNode> {
   return {
     clients: network.clients,
+    running: async (node) => node.process.running,
     kill: (node) => node.process.kill('SIGKILL'),
     start: async (node) => node.process.start(),
     signal: async (node, signal) => (signal === 'STOP' ? node.process.pause() : node.process.resume()),
