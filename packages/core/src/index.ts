@@ -54,7 +54,13 @@ export {
   type FencedResourceOptions,
   MemoryFencedResource,
 } from './fenced-resource.js';
-export { freshLease, type GrantedLease, type LeaseOperations, ManagedLease } from './lease.js';
+export {
+  freshLease,
+  type GrantedLease,
+  type LeaseOperations,
+  ManagedLease,
+  type ValidityCap,
+} from './lease.js';
 export {
   createMemoryElectionClient,
   defaultMemoryElectionHub,

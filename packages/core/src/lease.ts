@@ -18,6 +18,21 @@ export interface LeaseOperations {
   release(): Promise<void>;
 }
 
+/**
+ * An outer bound on a lease's validity that the backend moves while the lease lives (ZooKeeper: until
+ * when its session is surely still alive on the ensemble, which every answered request pushes on).
+ */
+export interface ValidityCap {
+  /**
+   * The `monotonicNow()` instant past which the backend can no longer vouch for the grant. Read at the
+   * moment `held`, `validUntil`, `remainingMs()` or `extend` looks at validity, so a process that
+   * stalled past it sees the lease over on its first read, before any timer or socket event has run.
+   */
+  until(): number;
+  /** Why the lease ended when the cap, not the TTL, ran out. */
+  readonly reason: string;
+}
+
 export interface GrantedLease<F extends Fence | undefined> {
   resource: string;
   owner: string;
@@ -41,6 +56,12 @@ export interface GrantedLease<F extends Fence | undefined> {
    * run at the moment of expiry (ZooKeeper gives its node up for the next waiter then).
    */
   lazyExpiry?: boolean;
+  /**
+   * Bounds validity from outside the TTL: `validUntil` is the earlier of the two. Applied when read;
+   * the expiry timer watches only the TTL, so the backend itself ends its leases (`markLost`) when the
+   * cap passes unread. Frozen when the lease ends.
+   */
+  validityCap?: ValidityCap;
 }
 
 /**
@@ -72,6 +93,8 @@ export class ManagedLease<F extends Fence | undefined> implements Lease<F> {
   /** The release in flight, shared by concurrent callers. */
   #releasing: Promise<void> | undefined;
   readonly #lazyExpiry: boolean;
+  /** Undefined once the lease has ended: its validity is frozen then. */
+  #cap: ValidityCap | undefined;
   /** @internal Where the client's `ClientLifecycle` keeps this lease (declared here so every lease has one shape). */
   [LEASE_SLOT]: number | undefined = undefined;
 
@@ -84,11 +107,13 @@ export class ManagedLease<F extends Fence | undefined> implements Lease<F> {
     this.#onEnd = grant.onEnd as ((lease: unknown) => void) | undefined;
     this.#validUntil = validUntilFrom(grant.sentAt, grant.ttlMs, this.#driftMs(grant.ttlMs));
     this.#lazyExpiry = grant.lazyExpiry ?? false;
+    this.#cap = grant.validityCap;
     if (!this.#lazyExpiry) this.#armExpiry();
   }
 
   get validUntil(): number {
-    return this.#validUntil;
+    const cap = this.#cap;
+    return cap === undefined ? this.#validUntil : Math.min(this.#validUntil, cap.until());
   }
 
   get signal(): AbortSignal {
@@ -108,7 +133,7 @@ export class ManagedLease<F extends Fence | undefined> implements Lease<F> {
 
   /** Milliseconds of validity left (0 when gone). */
   remainingMs(): number {
-    return this.held ? this.#validUntil - monotonicNow() : 0;
+    return this.held ? this.validUntil - monotonicNow() : 0;
   }
 
   async extend(ttlMs: number, options: ExtendOptions = {}): Promise<void> {
@@ -129,6 +154,9 @@ export class ManagedLease<F extends Fence | undefined> implements Lease<F> {
       throw this.#lossError();
     }
     this.#validUntil = validUntil;
+    // The cap may have run out while the extension was in flight.
+    this.#noticeExpiry();
+    if (this.#endText !== undefined) throw this.#lossError();
     if (this.#controller !== undefined || !this.#lazyExpiry) this.#armExpiry();
   }
 
@@ -189,7 +217,10 @@ export class ManagedLease<F extends Fence | undefined> implements Lease<F> {
   }
 
   #noticeExpiry(): void {
-    if (this.#endText === undefined && monotonicNow() >= this.#validUntil) this.#end('ttl expired');
+    if (this.#endText !== undefined) return;
+    const now = monotonicNow();
+    if (now >= this.#validUntil) this.#end('ttl expired');
+    else if (this.#cap !== undefined && now >= this.#cap.until()) this.#end(this.#cap.reason);
   }
 
   #armExpiry(): void {
@@ -217,6 +248,11 @@ export class ManagedLease<F extends Fence | undefined> implements Lease<F> {
     if (this.#endText !== undefined) return;
     this.#endText = text;
     this.#endCause = cause;
+    const cap = this.#cap;
+    if (cap !== undefined) {
+      this.#cap = undefined;
+      this.#validUntil = Math.min(this.#validUntil, cap.until());
+    }
     this.#controller?.abort(this.#lossError());
     this.#onEnd?.(this);
   }
