@@ -35,7 +35,7 @@ import { RedisLeaseOperations } from './lease-operations.js';
 import { type AttemptReply, LockNode, tryAcquireReply } from './node.js';
 import { newOwnerToken } from './owner.js';
 import { CommandDeadlines } from './script-call.js';
-import { Waiter, waitForGrant } from './waiter.js';
+import { STOP_GRACE_MS, Waiter, waitForGrant } from './waiter.js';
 import { WakeSubscriber } from './wake.js';
 
 export interface RedisLockClientOptions {
@@ -317,6 +317,8 @@ export class RedisLockClient implements LockClient<bigint> {
           return { granted: true, fence, sentAt: queuedSince };
         },
         cancel: () => this.#cancel(keys, owner),
+        stopGraceMs: STOP_GRACE_MS,
+        track: (cleanup) => this.#lifecycle.track(cleanup),
       });
       return await this.#lease(resource, keys, owner, grant, ttlMs);
     } finally {
@@ -415,8 +417,11 @@ export class RedisLockClient implements LockClient<bigint> {
 
   async #freeConnections(): Promise<void> {
     this.#untrackConnection();
-    await this.#wake.close();
-    if (this.#connection.owned) await closeConnection(this.#connection.redis);
+    // Side by side: each is bounded by QUIT_TIMEOUT_MS, so close() pays that bound once.
+    await Promise.all([
+      this.#wake.close(),
+      this.#connection.owned ? closeConnection(this.#connection.redis) : undefined,
+    ]);
     this.#deadlines?.close();
   }
 }

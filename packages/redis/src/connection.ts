@@ -62,8 +62,15 @@ export async function waitForReplicas(redis: Redis, count: number, timeoutMs: nu
   }
 }
 
+/**
+ * How long `close()` waits for a server to answer QUIT. A live server answers at once, after the
+ * commands queued before it on the connection (which have their own bounds); one that does not
+ * (stopped, cut off with its socket open) gets its socket destroyed, so `close()` never waits on it.
+ */
+export const QUIT_TIMEOUT_MS = 1_000;
+
 /** QUIT, bounded: a server that does not answer within `timeoutMs` (or an error) gets its socket closed. */
-export async function closeConnection(redis: Redis, timeoutMs = DEFAULT_COMMAND_TIMEOUT_MS): Promise<void> {
+export async function closeConnection(redis: Redis, timeoutMs = QUIT_TIMEOUT_MS): Promise<void> {
   let quit = false;
   await settleWithin(
     redis.quit().then(() => {

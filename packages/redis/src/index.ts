@@ -5,6 +5,7 @@ export {
   duplicateConnection,
   type OpenedConnection,
   openConnection,
+  QUIT_TIMEOUT_MS,
   type RedisConnection,
 } from './connection.js';
 export { lastConnectionError, neverConnectedReason, trackConnectionState } from './connection-state.js';
@@ -19,5 +20,5 @@ export {
 } from './node.js';
 export { newOwnerToken } from './owner.js';
 export { CommandDeadlines, callScript, LuaScript } from './script-call.js';
-export { type AttemptOutcome, Waiter, type WaitPlan, waitForGrant } from './waiter.js';
+export { type AttemptOutcome, STOP_GRACE_MS, Waiter, type WaitPlan, waitForGrant } from './waiter.js';
 export { WakeSubscriber } from './wake.js';

@@ -51,6 +51,12 @@ export class Waiter {
   }
 }
 
+/**
+ * How long past `waitMs` (or past the caller's abort) a stopped acquire may take to settle: the
+ * bound both clients document. Its clean-up goes on in the background after it.
+ */
+export const STOP_GRACE_MS = 250;
+
 export type AttemptOutcome<G> =
   | { readonly grant: G }
   /** Not granted: look again after `retryMs` unless woken; `error` is why, when it was a failure. */
@@ -79,6 +85,14 @@ export interface WaitPlan<G> {
   readonly attemptBoundMs: number;
   /** Leaves the queue and gives back any grant that raced with the stop. Must not throw. */
   cancel(): Promise<void>;
+  /**
+   * How long a stopped acquire waits for its clean-up (the attempt in flight, then `cancel`) before
+   * it rejects anyway: `waitMs` is a bound the caller relies on, and a hung server would otherwise
+   * add its whole request timeout to it. The clean-up goes on in the background, handed to `track`
+   * (the client's lifecycle, so `close()` still waits for it).
+   */
+  readonly stopGraceMs: number;
+  track(cleanup: Promise<void>): void;
 }
 
 /**
@@ -136,15 +150,24 @@ export async function waitForGrant<G>(plan: WaitPlan<G>): Promise<G> {
       if (!('grant' in outcome)) lastError = outcome.error;
     }
   } catch (error) {
-    // Bounded, and never rejects: every attempt has its own timeouts; this only guards against a bug.
-    if (inFlight !== undefined && plan.attemptBoundMs > 0) await settleWithin(inFlight, plan.attemptBoundMs);
-    await plan.cancel();
+    const cleanup = cleanUp(plan, inFlight);
+    plan.track(cleanup);
+    // On healthy servers the clean-up is done long before the grace; only a server that does not
+    // answer leaves it running past the caller's rejection.
+    await settleWithin(cleanup, plan.stopGraceMs);
     throw error === stop.signal.reason ? stopReason() : error;
   } finally {
     clearTimeout(timer);
     plan.signal?.removeEventListener('abort', onAbort);
     plan.closing.removeEventListener('abort', onClose);
   }
+}
+
+/** Waits for the attempt in flight (bounded), then leaves the queue. Never rejects. */
+async function cleanUp(plan: WaitPlan<unknown>, inFlight: Promise<unknown> | undefined): Promise<void> {
+  // Bounded: every attempt has its own timeouts; this only guards against a bug.
+  if (inFlight !== undefined && plan.attemptBoundMs > 0) await settleWithin(inFlight, plan.attemptBoundMs);
+  await plan.cancel();
 }
 
 /** The attempt's answer, or the stop's reason if the stop comes first (the cancel cleans up after). */

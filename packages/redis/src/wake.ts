@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { closeConnection } from './connection.js';
 
 /**
  * One pub/sub connection per client, shared by all of its waiters. The release script PUBLISHes
@@ -43,7 +44,8 @@ export class WakeSubscriber {
     this.#subscribed = false;
     this.#wakers.clear();
     if (subscriber === undefined) return;
-    await subscriber.quit().catch(() => subscriber.disconnect());
+    // Bounded: a server that stopped answering (its socket still open) would never answer QUIT.
+    await closeConnection(subscriber);
   }
 
   async #subscribe(): Promise<void> {

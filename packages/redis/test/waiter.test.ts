@@ -16,6 +16,8 @@ function plan(overrides: Partial<Parameters<typeof waitForGrant<string>>[0]> = {
     waiter: new Waiter(),
     attempt: async () => ({ retryMs: 10_000 }),
     cancel: async () => undefined,
+    stopGraceMs: 250,
+    track: (_cleanup: Promise<void>) => undefined,
     ...overrides,
   };
 }
@@ -76,5 +78,30 @@ describe('waitForGrant', () => {
     const waiting = waitForGrant(plan({ signal: controller.signal }));
     setTimeout(() => controller.abort(), 10);
     await expect(waiting).rejects.toBeInstanceOf(LockAbortedError);
+  });
+
+  it('settles within the stop grace when the clean-up hangs, and hands the clean-up to track', async () => {
+    // A hung server: the cancel's request never gets an answer until released here.
+    let unblock: () => void = () => undefined;
+    const cancel = () =>
+      new Promise<void>((resolve) => {
+        unblock = resolve;
+      });
+    let tracked: Promise<void> | undefined;
+    const startedAt = monotonicNow();
+    const waiting = waitForGrant(
+      plan({ waitMs: 30, stopGraceMs: 40, cancel, track: (cleanup) => (tracked = cleanup) }),
+    );
+    await expect(waiting).rejects.toBeInstanceOf(LockTimeoutError);
+    // 30 ms wait + 40 ms grace, with a margin for a loaded machine; before: pending until unblock().
+    expect(monotonicNow() - startedAt).toBeLessThan(30 + 40 + 500);
+    expect(tracked).toBeDefined();
+    let cleanedUp = false;
+    void tracked?.then(() => (cleanedUp = true));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(cleanedUp).toBe(false);
+    unblock();
+    await tracked;
+    expect(cleanedUp).toBe(true);
   });
 });

@@ -28,12 +28,14 @@ import {
   type RedisConnection,
   type ResourceKeys,
   resourceKeys,
+  STOP_GRACE_MS,
   trackConnectionState,
   Waiter,
   WakeSubscriber,
   waitForGrant,
   wakeChannel,
 } from '@fencekit/redis';
+import { RELEASE_STRAGGLERS_MS } from './bounds.js';
 import { Quorum } from './quorum.js';
 import { QuorumWake } from './quorum-wake.js';
 import { driftFor, fullJitter } from './timing.js';
@@ -64,8 +66,6 @@ export interface RedlockClientOptions {
 
 type Grant = { sentAt: number };
 
-/** How long close() waits for a released lease's slowest nodes to answer. */
-const RELEASE_STRAGGLERS_MS = 2_000;
 /** How long to wait for every node to connect before the first request. */
 const CONNECT_TIMEOUT_MS = 2_000;
 /** How long a resource counts as contended after an acquire of it had to wait, and how many are remembered. */
@@ -290,6 +290,8 @@ export class RedlockClient implements LockClient<undefined> {
             ? { sentAt: generationSentAt }
             : undefined,
         cancel: () => this.#quorum.giveBack(keys, owner, ttlMs, undefined),
+        stopGraceMs: STOP_GRACE_MS,
+        track: (cleanup) => this.#lifecycle.track(cleanup),
       });
       return await this.#lease(resource, keys, owner, grant, ttlMs);
     } finally {
@@ -365,8 +367,11 @@ export class RedlockClient implements LockClient<undefined> {
 
   async #freeConnections(): Promise<void> {
     for (const untrack of this.#untrackErrors) untrack();
-    await Promise.all(this.#subscribers.map((s) => s.close()));
-    await Promise.all(this.#connections.filter((c) => c.owned).map((c) => closeConnection(c.redis)));
+    // All side by side, each bounded by QUIT_TIMEOUT_MS: a hung node costs close() that bound once.
+    await Promise.all([
+      ...this.#subscribers.map((s) => s.close()),
+      ...this.#connections.filter((c) => c.owned).map((c) => closeConnection(c.redis)),
+    ]);
   }
 }
 

@@ -1,5 +1,6 @@
 import { LockLostError, monotonicNow, NotLockHolderError, QuorumError, settleWithin } from '@fencekit/core';
 import type { AttemptReply, LockNode, ResourceKeys } from '@fencekit/redis';
+import { CANCEL_TIMEOUT_MS, RELEASE_TIMEOUT_MS } from './bounds.js';
 import { fanOut, type NodeResult, outcomesOf } from './fan-out.js';
 import { defaultNodeTimeout } from './timing.js';
 
@@ -31,10 +32,6 @@ export type RoundResult =
       readonly gaveBack: boolean;
     };
 
-/** Bounds the best-effort give-back after a failed round and a waiter leaving the queues. */
-const CANCEL_TIMEOUT_MS = 2_000;
-/** A release eats no validity, so it may wait longer than an acquire for slow nodes. */
-const RELEASE_TIMEOUT_MS = 2_000;
 const REFUSED = 'held by another owner, or another waiter is ahead';
 
 /**

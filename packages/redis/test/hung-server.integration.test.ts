@@ -1,0 +1,80 @@
+import { randomUUID } from 'node:crypto';
+import { type Cluster, type ClusterNode, startCluster } from '@fencekit/cluster';
+import { ClientClosedError, type ManagedLease, monotonicNow } from '@fencekit/core';
+import { QUIT_TIMEOUT_MS, RedisLockClient, STOP_GRACE_MS } from '@fencekit/redis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { handlesGrownSince, handlesNow } from './support/handles.js';
+import { untilQueued } from './support/queue.js';
+
+// Its own server: this file stops it (SIGSTOP). A stopped redis-server keeps its sockets open and
+// answers nothing, so every request hangs until a client-side bound ends it.
+let cluster: Cluster;
+let server: ClusterNode;
+beforeAll(async () => {
+  cluster = await startCluster({ topology: 'redis', nodes: 1 });
+  server = cluster.nodes[0] as ClusterNode;
+});
+afterAll(async () => {
+  await cluster?.close();
+});
+afterEach(async () => {
+  await cluster.faults.heal();
+});
+
+/** Margin for a loaded machine on top of each bound. */
+const SLACK_MS = 1_500;
+/** The waiter's give-back on a stop waits this long at most for the server (client.ts). */
+const CANCEL_TIMEOUT_MS = 2_000;
+
+function client(): RedisLockClient {
+  return new RedisLockClient({ connection: `redis://${server.endpoint}` });
+}
+
+describe('RedisLockClient with a hung server (SIGSTOP, socket open)', () => {
+  it('a queued acquire ends within waitMs plus the stop grace', async () => {
+    const holder = client();
+    const waiter = client();
+    const r = `hung-wait-${randomUUID()}`;
+    let lease: ManagedLease<bigint> | undefined;
+    try {
+      lease = await holder.acquire(r, { ttlMs: 30_000 });
+      const waitMs = 3_000;
+      const startedAt = monotonicNow();
+      const waiting = waiter.acquire(r, { ttlMs: 5_000, waitMs }).catch((error: unknown) => error);
+      await untilQueued(server.endpoint, r, 1);
+      await cluster.faults.pause(server.id);
+      const failure = await waiting;
+      const elapsed = monotonicNow() - startedAt;
+      expect(failure).toBeInstanceOf(Error);
+      // Before the fix: 5 s (the give-back waited 2 s for the stopped server).
+      expect(elapsed).toBeLessThan(waitMs + STOP_GRACE_MS + 400);
+    } finally {
+      await cluster.faults.heal();
+      await lease?.release().catch(() => undefined);
+      await Promise.all([holder.close(), waiter.close()]);
+    }
+  });
+
+  it('close() of a subscribed waiter is bounded and leaves no handles', async () => {
+    const before = handlesNow();
+    const holder = client();
+    const waiter = client();
+    const r = `hung-close-${randomUUID()}`;
+    try {
+      await holder.acquire(r, { ttlMs: 30_000 });
+      const waiting = waiter.acquire(r, { ttlMs: 5_000, waitMs: 60_000 }).catch((error: unknown) => error);
+      await untilQueued(server.endpoint, r, 1);
+      await cluster.faults.pause(server.id);
+      const startedAt = monotonicNow();
+      await waiter.close();
+      // Its give-back, then QUIT on both connections side by side. Before the fix: about 12 s (the
+      // subscriber's and the command connection's QUIT each waited 5 s, one after the other).
+      expect(monotonicNow() - startedAt).toBeLessThan(CANCEL_TIMEOUT_MS + QUIT_TIMEOUT_MS + SLACK_MS);
+      expect(await waiting).toBeInstanceOf(ClientClosedError);
+    } finally {
+      await cluster.faults.heal();
+      await Promise.all([holder.close(), waiter.close()]);
+    }
+    expect(await handlesGrownSince(before, 3_000)).toEqual([]);
+  });
+});

@@ -1,0 +1,107 @@
+import { randomUUID } from 'node:crypto';
+import { type Cluster, type ClusterNode, startCluster } from '@fencekit/cluster';
+import { ClientClosedError, type ManagedLease, monotonicNow } from '@fencekit/core';
+import { RedlockClient } from '@fencekit/redlock';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { handlesGrownSince, handlesNow } from '../../redis/test/support/handles.js';
+import { untilQueued } from '../../redis/test/support/queue.js';
+import { closeBoundMs, WAIT_OVERRUN_MS } from '../src/bounds.js';
+
+// Its own three nodes: this file stops (SIGSTOP) some of them. A stopped redis-server keeps its
+// sockets open and answers nothing: every request to it hangs until a client-side bound ends it.
+let cluster: Cluster;
+beforeAll(async () => {
+  cluster = await startCluster({ topology: 'redis-independent', nodes: 3 });
+});
+afterAll(async () => {
+  await cluster?.close();
+});
+afterEach(async () => {
+  await cluster.faults.heal();
+});
+
+/** Margin for a loaded machine (2 cores shared by many test processes) on top of each bound. */
+const SLACK_MS = 1_500;
+const NODE_TIMEOUT_MS = 100;
+const CLOSE_BOUND_MS = closeBoundMs(NODE_TIMEOUT_MS);
+
+function client(): RedlockClient {
+  return new RedlockClient({
+    nodes: cluster.nodes.map((n) => `redis://${n.endpoint}`),
+    nodeTimeoutMs: NODE_TIMEOUT_MS,
+  });
+}
+
+async function warm(c: RedlockClient): Promise<void> {
+  // Connect to every node first, so the stops below hit open sockets (the hang under test).
+  await (await c.acquire(`warm-${randomUUID()}`, { ttlMs: 1_000 })).release();
+}
+
+describe('RedlockClient with hung nodes (SIGSTOP, sockets open)', () => {
+  it('close() returns within its bound while a subscribed node hangs, and leaves no handles', async () => {
+    const [, , n3] = cluster.nodes as ClusterNode[];
+    if (!n3) throw new Error('expected 3 nodes');
+    const before = handlesNow();
+    const holder = client();
+    const waiter = client();
+    const r = `hung-close-${randomUUID()}`;
+    let lease: ManagedLease<undefined> | undefined;
+    try {
+      await warm(holder);
+      await warm(waiter);
+      lease = await holder.acquire(r, { ttlMs: 30_000 });
+      // The waiter subscribes on every node (n3 included) and queues.
+      const waiting = waiter.acquire(r, { ttlMs: 5_000, waitMs: 60_000 }).catch((error: unknown) => error);
+      await untilQueued(n3.endpoint, r, 1);
+      await cluster.faults.pause(n3.id);
+      const startedAt = monotonicNow();
+      // Before the fix: pending until n3 resumes (the subscriber's QUIT had no bound).
+      const closed = await Promise.race([
+        waiter.close().then(() => 'closed'),
+        new Promise((resolve) => setTimeout(resolve, CLOSE_BOUND_MS + SLACK_MS, 'still pending')),
+      ]);
+      expect(closed).toBe('closed');
+      expect(monotonicNow() - startedAt).toBeLessThan(CLOSE_BOUND_MS + SLACK_MS);
+      expect(await waiting).toBeInstanceOf(ClientClosedError);
+      // The holder's lease is given back by close() too, with n3 still stopped.
+      const holderStartedAt = monotonicNow();
+      await holder.close();
+      expect(monotonicNow() - holderStartedAt).toBeLessThan(CLOSE_BOUND_MS + SLACK_MS);
+      lease = undefined;
+    } finally {
+      await cluster.faults.heal();
+      await lease?.release().catch(() => undefined);
+      await Promise.all([holder.close(), waiter.close()]);
+    }
+    // Nothing the two clients opened is left: no timer, no socket (n3 is still only just resumed).
+    expect(await handlesGrownSince(before, 3_000)).toEqual([]);
+  });
+
+  it('acquire ends within waitMs plus its documented overrun with 2 of 3 nodes hung', async () => {
+    const [, n2, n3] = cluster.nodes as ClusterNode[];
+    if (!n2 || !n3) throw new Error('expected 3 nodes');
+    const c = client();
+    try {
+      await warm(c);
+      await cluster.faults.pause(n2.id);
+      await cluster.faults.pause(n3.id);
+      const waitMs = 3_000;
+      const startedAt = monotonicNow();
+      const failure = await c
+        .acquire(`hung-wait-${randomUUID()}`, { ttlMs: 5_000, waitMs })
+        .catch((error: unknown) => error);
+      const elapsed = monotonicNow() - startedAt;
+      expect(failure).toBeInstanceOf(Error);
+      expect(elapsed).toBeGreaterThanOrEqual(waitMs - 5);
+      // Before the fix: 5.1 s (the in-flight round, then a 2 s give-back to the hung nodes).
+      expect(elapsed).toBeLessThan(waitMs + WAIT_OVERRUN_MS + 400);
+      // close() still bounded with the two nodes hung.
+      const closeStartedAt = monotonicNow();
+      await c.close();
+      expect(monotonicNow() - closeStartedAt).toBeLessThan(CLOSE_BOUND_MS + SLACK_MS);
+    } finally {
+      await cluster.faults.heal();
+      await c.close();
+    }
+  });
+});
