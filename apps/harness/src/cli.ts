@@ -15,7 +15,9 @@ import { leftOpen, openResources } from './run/leftovers.js';
 import { OptionsError, parseRunOptions } from './run/options.js';
 import { consoleProgress } from './run/progress.js';
 import { runOnce } from './run/run.js';
+import { describeEvidence } from './suite/evidence.js';
 import { suiteMatrix } from './suite/matrix.js';
+import { suiteResults } from './suite/results.js';
 import { runSuite } from './suite/suite.js';
 import { WORKLOADS } from './workloads/types.js';
 
@@ -121,7 +123,19 @@ program
         );
       }
       process.stdout.write(
-        `\n${outcomes.length} runs in ${minutes} min. Report: ${resolve(o.out, 'index.html')}\n`,
+        '\nPer cell (backend · faults · fencing): convicted/judged, 95 % Wilson interval, median time to first violation\n',
+      );
+      for (const cell of suiteResults(outcomes).cells) {
+        const time =
+          cell.medianFirstViolationMs === undefined
+            ? ''
+            : `, first violation after ${(cell.medianFirstViolationMs / 1_000).toFixed(1)} s (median of ${cell.timedConvictions})`;
+        process.stdout.write(
+          `${cell.backend} · ${cell.faults} · fencing ${cell.fencing ? 'on' : 'off'}: ${describeEvidence(cell)}${time}${cell.notRun ? `; ${cell.notRun} not run` : ''}\n`,
+        );
+      }
+      process.stdout.write(
+        `\n${outcomes.length} runs in ${minutes} min. Report: ${resolve(o.out, 'index.html')}, figures: ${resolve(o.out, 'results.json')}\n`,
       );
     },
   );

@@ -1,6 +1,13 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunMeta, RunResults } from '../run/output.js';
+import {
+  type CellEvidence,
+  cellEvidence,
+  cellOf,
+  describeEvidence,
+  FIRST_VIOLATION_MEASURE,
+} from '../suite/evidence.js';
 import { esc, page, verdictBadge } from './html.js';
 
 interface StoredRun {
@@ -31,8 +38,7 @@ export function storedRuns(root: string): StoredRun[] {
   return runs.sort((a, b) => a.meta.startedAt.localeCompare(b.meta.startedAt));
 }
 
-const faultLabel = (m: RunMeta) =>
-  m.scenario ? `scenario: ${m.scenario}` : m.faults.join(' + ') || 'no faults';
+const faultLabel = (m: RunMeta) => cellOf(m).faults;
 const rowLabel = (m: RunMeta) => `${m.backend} · ${m.fencing ? 'fencing on' : 'fencing off'}`;
 
 /** Writes `<root>/index.html`: the backend × fault × fencing matrix with every run linked. */
@@ -61,7 +67,8 @@ ${rows
             (r) =>
               `<a href="${esc(r.dir)}/index.html" title="${esc(`${r.meta.workload}, seed ${r.meta.seed}`)}" data-run="${esc(r.dir)}">${verdictBadge(r.results.verdict)} <small>${esc(r.meta.workload)}</small></a>`,
           );
-          return `<td class="cell" data-row="${esc(row)}" data-col="${esc(col)}" data-verdict="${esc(summaryVerdict(here))}">${links.join('<br>')}</td>`;
+          const evidence = here.length ? evidenceLine(evidenceOf(here)) : '';
+          return `<td class="cell" data-row="${esc(row)}" data-col="${esc(col)}" data-verdict="${esc(summaryVerdict(here))}">${evidence}${links.join('<br>')}</td>`;
         })
         .join('')}</tr>`,
   )
@@ -74,6 +81,8 @@ the run’s page; <strong>ok</strong> = every checker passed a complete history;
 ${runs.length} runs.</p>
 <h2>Backend × fault × fencing</h2>
 ${runs.length ? matrix : '<p>No runs yet: <code>fencekit suite --short</code>.</p>'}
+<h2>Evidence per cell</h2>
+${evidenceTable(runs)}
 <h2>Cron duplicates per 1 000 ticks</h2>
 ${cronTable(runs)}
 <h2>All runs</h2>
@@ -82,10 +91,50 @@ ${[...runs]
   .reverse()
   .map(
     (r) =>
-      `<tr><td>${esc(r.meta.startedAt)}</td><td>${esc(r.meta.backend)}</td><td>${esc(r.meta.workload)}</td><td>${esc(faultLabel(r.meta))}</td><td>${r.meta.fencing ? 'on' : 'off'}</td><td>${r.meta.seed}</td><td><a href="${esc(r.dir)}/index.html">${verdictBadge(r.results.verdict)}</a></td><td>${r.results.summary.opsPerSecond}</td></tr>`,
+      `<tr><td>${esc(r.meta.startedAt)}</td><td>${esc(r.meta.backend)}</td><td>${esc(r.meta.workload)}</td><td>${esc(faultLabel(r.meta))}</td><td>${r.meta.fencing ? 'on' : 'off'}</td><td>${esc(r.meta.seed)}</td><td><a href="${esc(r.dir)}/index.html">${verdictBadge(r.results.verdict)}</a></td><td>${esc(r.results.summary.opsPerSecond)}</td></tr>`,
   )
   .join('\n')}</table>`;
   return page('fencekit consistency report', body);
+}
+
+function evidenceOf(runs: readonly StoredRun[]): CellEvidence {
+  return cellEvidence(
+    runs.map((r) => ({ verdict: r.results.verdict, firstViolationMs: r.results.summary.firstViolationMs })),
+  );
+}
+
+const seconds = (ms: number | undefined) => (ms === undefined ? '–' : `${(ms / 1_000).toFixed(1)} s`);
+
+/** The cell's conviction rate and time to conviction in one line above its runs. */
+function evidenceLine(cell: CellEvidence): string {
+  const time =
+    cell.medianFirstViolationMs === undefined
+      ? ''
+      : ` · first violation ${seconds(cell.medianFirstViolationMs)}`;
+  return `<div class="evidence muted" data-convicted="${esc(cell.convicted)}" data-judged="${esc(cell.judged)}">${esc(`convicted ${describeEvidence(cell)}${time}`)}</div>`;
+}
+
+/** Every cell's figures as a table: seeds run, convictions, the 95 % Wilson interval, time to conviction. */
+function evidenceTable(runs: readonly StoredRun[]): string {
+  if (runs.length === 0) return '<p class="muted">No runs.</p>';
+  const cells = new Map<string, StoredRun[]>();
+  for (const run of runs) {
+    const key = `${rowLabel(run.meta)}|${faultLabel(run.meta)}`;
+    cells.set(key, [...(cells.get(key) ?? []), run]);
+  }
+  const pct = (x: number | undefined) => (x === undefined ? '–' : `${(x * 100).toFixed(1)} %`);
+  const rows = [...cells.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([key, here]) => {
+      const cell = evidenceOf(here);
+      const { backend, faults, fencing } = cellOf(here[0]!.meta);
+      const workloads = [...new Set(here.map((r) => r.meta.workload))].sort().join(', ');
+      const ci = cell.interval ? `${pct(cell.interval.low)} – ${pct(cell.interval.high)}` : '–';
+      return `<tr data-cell="${esc(key)}" data-convicted="${esc(cell.convicted)}" data-judged="${esc(cell.judged)}" data-ci-low="${esc(cell.interval?.low ?? '')}" data-ci-high="${esc(cell.interval?.high ?? '')}"><td>${esc(backend)}</td><td>${esc(faults)}</td><td>${esc(fencing ? 'on' : 'off')}</td><td>${esc(workloads)}</td><td>${esc(cell.runs)}</td><td>${esc(`${cell.convicted}/${cell.judged}`)}${cell.unknown ? ` <small>${esc(`(${cell.unknown} unknown)`)}</small>` : ''}</td><td>${esc(pct(cell.rate))}</td><td class="ci">${esc(ci)}</td><td class="first-violation">${esc(seconds(cell.medianFirstViolationMs))}${cell.timedConvictions ? ` <small>${esc(`(${cell.timedConvictions} timed)`)}</small>` : ''}</td></tr>`;
+    });
+  return `<p class="muted">Conviction rate = runs judged illegal ÷ runs judged (ok or illegal); unknown runs count neither way. 95 % interval: Wilson score. Time to first violation: ${esc(FIRST_VIOLATION_MEASURE)}.</p>
+<table id="evidence"><tr><th>backend</th><th>faults</th><th>fencing</th><th>workloads</th><th>runs</th><th>convicted / judged</th><th>rate</th><th>95 % interval (Wilson)</th><th>median time to first violation</th></tr>
+${rows.join('\n')}</table>`;
 }
 
 /** One verdict per cell for tests and at-a-glance reading: any illegal, else any unknown, else ok. */

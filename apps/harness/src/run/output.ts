@@ -5,6 +5,7 @@ import { type CheckOutcome, checkHistory } from '../check/check.js';
 import type { FaultWindowSummary } from '../nemesis/nemesis.js';
 import { writeRunPage } from '../report/run-page.js';
 import { writeSiteIndex } from '../report/site.js';
+import { violationMarks } from '../report/violations.js';
 import type { WorkloadName } from '../workloads/types.js';
 
 /** Everything about a run except its history: written as run.json so `fencekit check` can re-judge it. */
@@ -21,6 +22,11 @@ export interface RunMeta {
   clients: number;
   seed: number;
   durationMs: number;
+  /**
+   * When the clients were told to start, on the history's clock (ns): time zero of the run's harness
+   * time. Absent in runs recorded before it was kept; the first client or fault event stands in then.
+   */
+  startedAtNs?: number;
   elapsedMs: number;
   ttlMs: number;
   windowMs: number;
@@ -46,6 +52,12 @@ export interface RunFigures {
   opsPerSecond: number;
   faultsApplied: number;
   faultsFailed: number;
+  /**
+   * Harness time from the run's start (`RunMeta.startedAtNs`) to its first violation: the earliest
+   * time the report's timeline places a violation at (an overlap's start, a refused or lost write's
+   * event), on the one monotonic clock of the history. null when no checker found a violation.
+   */
+  firstViolationMs: number | null;
 }
 
 /** Writes history.jsonl, run.json, results.json and index.html; refreshes the site index. */
@@ -74,7 +86,7 @@ export async function judgeRun(
     id: meta.id,
     checkedAt: new Date().toISOString(),
     ...outcome,
-    summary: figures(meta, history),
+    summary: { ...figures(meta, history), firstViolationMs: firstViolationMs(meta, outcome, history) },
   };
   writeFileSync(join(dir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
   writeRunPage(dir, meta, results, history);
@@ -82,8 +94,8 @@ export async function judgeRun(
   return outcome.verdict;
 }
 
-function figures(meta: RunMeta, history: readonly HistoryEvent[]): RunFigures {
-  const f: RunFigures = {
+function figures(meta: RunMeta, history: readonly HistoryEvent[]): Omit<RunFigures, 'firstViolationMs'> {
+  const f: Omit<RunFigures, 'firstViolationMs'> = {
     operations: 0,
     ok: 0,
     fail: 0,
@@ -101,4 +113,18 @@ function figures(meta: RunMeta, history: readonly HistoryEvent[]): RunFigures {
   f.faultsApplied = meta.faultsApplied.filter((a) => a.applied).length;
   f.faultsFailed = meta.faultsApplied.length - f.faultsApplied;
   return f;
+}
+
+/** See `RunFigures.firstViolationMs`: read where the timeline marks violations, so both agree. */
+function firstViolationMs(
+  meta: RunMeta,
+  outcome: CheckOutcome,
+  history: readonly HistoryEvent[],
+): number | null {
+  if (outcome.verdict !== 'illegal') return null;
+  const marks = violationMarks(outcome.checkers, history, meta.clients);
+  if (marks.length === 0) return null;
+  const first = marks.reduce((min, m) => Math.min(min, m.time), Number.POSITIVE_INFINITY);
+  const start = meta.startedAtNs ?? history.find((e) => e.process !== 'resource')?.time ?? first;
+  return Math.max(0, Math.round((first - start) / 1e6));
 }

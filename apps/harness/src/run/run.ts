@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadBackend } from '../backends/index.js';
 import type { Deployment, Provider } from '../backends/types.js';
+import { nowNs } from '../history/clock.js';
 import { HistoryCollector } from '../history/collector.js';
 import type { UnindexedEvent } from '../history/event.js';
 import {
@@ -83,6 +84,7 @@ export async function runOnce(options: ParsedRunOptions, hooks: RunHooks = {}): 
   const startedIso = new Date().toISOString();
   let faultsApplied: FaultWindowSummary[] = [];
   let elapsedMs = 0;
+  let startedAtNs: number | undefined;
   try {
     if (!deployment) {
       await factory.preflight(provider);
@@ -162,6 +164,7 @@ export async function runOnce(options: ParsedRunOptions, hooks: RunHooks = {}): 
       }),
     );
     const startedAt = performance.now();
+    startedAtNs = nowNs();
     for (const client of clients) client.send({ kind: 'go' });
     const { faults: schedule, recoveryAtMs } = faultSchedule({
       seed: options.seed,
@@ -274,6 +277,7 @@ export async function runOnce(options: ParsedRunOptions, hooks: RunHooks = {}): 
     clients: options.clients,
     seed: options.seed,
     durationMs: options.time,
+    ...(startedAtNs === undefined ? {} : { startedAtNs }),
     elapsedMs: Math.round(elapsedMs),
     ttlMs,
     windowMs: options.window,

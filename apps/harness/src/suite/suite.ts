@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import { loadBackend } from '../backends/index.js';
 import type { BackendName, Deployment, Provider } from '../backends/types.js';
 import { writeSiteIndex } from '../report/site.js';
@@ -6,6 +7,7 @@ import { consoleProgress, linesTo, type ProgressSink } from '../run/progress.js'
 import { resolveProvider } from '../run/provider.js';
 import { type RunSummary, runOnce } from '../run/run.js';
 import type { SuiteEntry } from './matrix.js';
+import { writeSuiteResults } from './results.js';
 
 export interface SuiteOutcome {
   entry: SuiteEntry;
@@ -82,6 +84,8 @@ export async function runSuite(
       await deployment.close().catch(() => undefined);
     }
   }
+  mkdirSync(options.out, { recursive: true });
   writeSiteIndex(options.out);
+  writeSuiteResults(options.out, outcomes);
   return outcomes;
 }
