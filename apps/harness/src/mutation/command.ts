@@ -1,0 +1,81 @@
+import { resolve } from 'node:path';
+import { OptionsError, parseDuration } from '../run/options.js';
+import type { ProgressSink } from '../run/progress.js';
+import type { RunSummary } from '../run/run.js';
+import { measureMutants, recordMutant } from './measure.js';
+import { loadMutants, MUTANT_ENV } from './mutants-module.js';
+import { mutantForRun, selectMutants } from './select.js';
+import { mutationTable } from './table.js';
+
+/**
+ * `fencekit run --mutant NAME`: the run's client processes install the mutant (they inherit
+ * `MUTANT_ENV`), and the run directory says which one it was.
+ */
+export async function runWithMutant(
+  name: string,
+  backend: string,
+  run: () => Promise<RunSummary>,
+): Promise<RunSummary> {
+  const mutant = mutantForRun((await loadMutants()).MUTANTS, name, backend);
+  process.env[MUTANT_ENV] = mutant.name;
+  try {
+    const summary = await run();
+    recordMutant(summary.dir, mutant);
+    return summary;
+  } finally {
+    delete process.env[MUTANT_ENV];
+  }
+}
+
+export interface MutantsCommandOptions {
+  seeds: string;
+  budget: string;
+  time: string;
+  only?: string;
+  backends?: string;
+  provider: string;
+  out: string;
+}
+
+/** `fencekit mutants`: measures the selection and prints the mutation table. */
+export async function mutantsCommand(
+  o: MutantsCommandOptions,
+  hooks: { signal: AbortSignal; sink: ProgressSink; write: (text: string) => void },
+): Promise<void> {
+  const seeds = Number(o.seeds);
+  if (!Number.isInteger(seeds) || seeds < 1 || seeds > 1_000) {
+    throw new OptionsError(`--seeds: a whole number from 1 to 1000, not "${o.seeds}"`);
+  }
+  let budgetMs: number;
+  let timeMs: number;
+  try {
+    budgetMs = parseDuration(o.budget);
+    timeMs = parseDuration(o.time);
+  } catch (error) {
+    throw new OptionsError((error as Error).message);
+  }
+  if (!['auto', 'local', 'docker'].includes(o.provider)) {
+    throw new OptionsError(`--provider: auto, local or docker, not "${o.provider}"`);
+  }
+  const mutants = selectMutants((await loadMutants()).MUTANTS, {
+    ...(o.only ? { only: o.only } : {}),
+    ...(o.backends ? { backends: o.backends } : {}),
+  });
+  const started = performance.now();
+  const outcome = await measureMutants(mutants, {
+    seeds,
+    budgetMs,
+    timeMs,
+    out: o.out,
+    provider: o.provider as 'auto',
+    sink: hooks.sink,
+    signal: hooks.signal,
+  });
+  const minutes = ((performance.now() - started) / 60_000).toFixed(1);
+  hooks.write(`\n${mutationTable(outcome.rows, outcome.baselines)}`);
+  const convicted = outcome.rows.filter((r) => r.convictedBy.length > 0).length;
+  const dirty = outcome.baselines.filter((b) => b.convictions > 0).length;
+  hooks.write(
+    `\n${convicted} of ${outcome.rows.length} mutants convicted; ${dirty} of ${outcome.baselines.length} unmutated settings convicted; ${minutes} min. Runs: ${resolve(o.out)}\n`,
+  );
+}

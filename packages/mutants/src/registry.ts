@@ -1,0 +1,31 @@
+import { etcdExpiredGrantHandedOut, etcdKeepAliveNeverFails } from './etcd.js';
+import { type Mutant, UnknownMutantError } from './mutant.js';
+import { redisFenceAfterGrant, redisReleaseAnyHolder, redisValidityFromAnswer } from './redis.js';
+import { redlockCloseUnbounded, redlockHalfQuorum, redlockNoDrift } from './redlock.js';
+import { zkReclaimLeavesOldLeaseArmed, zkValidityUncapped, zkWatchAllChildren } from './zk.js';
+
+/** Every mutant, in the order the mutation table lists them. */
+export const MUTANTS: readonly Mutant[] = [
+  redisReleaseAnyHolder,
+  redisFenceAfterGrant,
+  redisValidityFromAnswer,
+  redlockHalfQuorum,
+  redlockNoDrift,
+  redlockCloseUnbounded,
+  zkWatchAllChildren,
+  zkReclaimLeavesOldLeaseArmed,
+  zkValidityUncapped,
+  etcdKeepAliveNeverFails,
+  etcdExpiredGrantHandedOut,
+];
+
+/** The mutant named `name`; `UnknownMutantError` (listing the known names) otherwise. */
+export function findMutant(name: string): Mutant {
+  const mutant = MUTANTS.find((m) => m.name === name);
+  if (mutant === undefined)
+    throw new UnknownMutantError(
+      name,
+      MUTANTS.map((m) => m.name),
+    );
+  return mutant;
+}

@@ -1,0 +1,137 @@
+import { type ZkLease, ZkLockClient, type ZkSession } from '@fencekit/zk';
+import { adapterModule, patchMethod } from './internals.js';
+import type { Mutant } from './mutant.js';
+
+/** What these mutants touch of the zk recipes' internal queue (queue.js, paths.js: not exported). */
+interface Entry {
+  folder: string;
+  name: string;
+  czxid: bigint | undefined;
+}
+interface Cancel {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: 'abort', listener: () => void): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+type AwaitHead = (
+  entry: Entry,
+  joined: { entry: Entry; order: string[] },
+  signal: Cancel,
+) => Promise<{ czxid: bigint }>;
+interface QueueModule {
+  SequentialQueue: { prototype: { awaitHead: AwaitHead } };
+}
+interface PathsModule {
+  queueOrder(children: readonly string[]): string[];
+}
+
+/** Resolves at the next change of `folder`'s children (a watch on the whole folder: the herd). */
+function nextChange(session: ZkSession, folder: string, signal: Cancel): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort);
+    const done = () => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    };
+    session.children(folder, done).catch((error: unknown) => {
+      signal.removeEventListener('abort', onAbort);
+      reject(error);
+    });
+  });
+}
+
+export const zkWatchAllChildren: Mutant = {
+  name: 'zk-watch-all-children',
+  backend: 'zk',
+  breaks:
+    'a waiter is granted only once every entry ahead of it is gone: here it watches the whole folder and takes the lock at the first deletion of anyone',
+  exposure: { workload: 'mutex', faults: [], fencing: false },
+  checkers: ['mutex', 'lease'],
+  async install() {
+    const { SequentialQueue } = await adapterModule<QueueModule>('@fencekit/zk', 'queue.js');
+    const { queueOrder } = await adapterModule<PathsModule>('@fencekit/zk', 'paths.js');
+    patchMethod(
+      SequentialQueue.prototype,
+      'awaitHead',
+      (original) =>
+        async function (this: { session: ZkSession }, entry, joined, signal) {
+          const listing = async () => queueOrder((await this.session.children(entry.folder)).children);
+          const order = joined.order.length > 0 ? joined.order : await listing();
+          // At the head already, or without the fence at hand: the adapter's own path.
+          if (order[0] === entry.name || entry.czxid === undefined) {
+            return original.call(this, entry, { entry, order }, signal);
+          }
+          let before = order.length;
+          for (;;) {
+            await nextChange(this.session, entry.folder, signal);
+            const now = (await listing()).length;
+            if (now < before) return { czxid: entry.czxid };
+            before = now;
+          }
+        },
+      this.name,
+    );
+    return {};
+  },
+};
+
+export const zkReclaimLeavesOldLeaseArmed: Mutant = {
+  name: 'zk-reclaim-old-lease-armed',
+  backend: 'zk',
+  bug: '#13 bug 3: releasing the old lease after reclaim() deletes the node the reclaimed lease holds',
+  breaks:
+    'once reclaimed, the old lease cannot touch the lock node: here its release deletes it under the new lease',
+  exposure: { workload: 'mutex', faults: ['suspend'], fencing: false },
+  checkers: ['lease', 'mutex'],
+  async install() {
+    patchMethod(
+      ZkLockClient.prototype,
+      'reclaim',
+      (original) =>
+        async function (this: ZkLockClient, lease: ZkLease, options: Parameters<ZkLockClient['reclaim']>[1]) {
+          const reclaimed = await original.call(this, lease, options);
+          // The pre-fix old lease: still able to give the node up, which now is the reclaimed lease's.
+          const session = this.session;
+          Object.defineProperty(lease, 'release', {
+            value: async () => {
+              await session.remove(reclaimed.node);
+            },
+          });
+          return reclaimed;
+        },
+      this.name,
+    );
+    return {};
+  },
+};
+
+/** The session bound leases are capped by, where the adapter has it (the fix of #13 bug 2). */
+interface SessionBound {
+  aliveUntil?(generation: number): number;
+}
+
+export const zkValidityUncapped: Mutant = {
+  name: 'zk-validity-uncapped',
+  backend: 'zk',
+  bug: '#13 bug 2: a lease’s validity is not bounded by the session timeout',
+  breaks:
+    'validUntil never exceeds the last answered send plus the session timeout: here the session vouches forever, so a holder stalled past its session still believes until its own TTL runs out',
+  exposure: { workload: 'mutex', faults: ['stall-holder'], fencing: true },
+  checkers: ['lease'],
+  async install() {
+    const { ZkSession } = await import('@fencekit/zk');
+    const proto = ZkSession.prototype as SessionBound;
+    // Before the fix the adapter had no such bound: there, the unmutated adapter is this mutant.
+    if (typeof proto.aliveUntil === 'function') {
+      patchMethod(
+        proto as Required<SessionBound>,
+        'aliveUntil',
+        () => () => Number.POSITIVE_INFINITY,
+        this.name,
+      );
+    }
+    return {};
+  },
+};
