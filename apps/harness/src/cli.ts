@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { BACKENDS } from './backends/types.js';
 import { recheckRun } from './check/recheck.js';
+import { mutantsCommand, runWithMutant } from './mutation/command.js';
 import { FAULT_NAMES } from './nemesis/faults.js';
 import { SCENARIO_NAMES } from './nemesis/scenarios.js';
 import { rebuildSite } from './report/rebuild.js';
@@ -63,6 +64,7 @@ program
   .option('--stock <n>', 'starting stock of the inventory', '100000')
   .option('--tick <duration>', 'cron tick', '100ms')
   .option('--out <dir>', 'reports directory', 'reports')
+  .option('--mutant <name>', 'mutation mode: the clients run this broken adapter variant (@fencekit/mutants)')
   .action(async (o: Record<string, string | boolean | undefined>) => {
     const options = parseRunOptions({
       backend: o.backend as never,
@@ -80,7 +82,10 @@ program
       tick: o.tick as string,
       out: o.out as string,
     });
-    const run = await runOnce(options, { signal: interruptible(), sink: progress });
+    const signal = interruptible();
+    const run = o.mutant
+      ? await runWithMutant(o.mutant as string, options.backend, () => runOnce(options, { signal, sink: progress }))
+      : await runOnce(options, { signal, sink: progress });
     process.stdout.write(`${run.verdict}\t${resolve(run.dir, 'index.html')}\n`);
     process.exitCode = EXIT[run.verdict];
   });
@@ -139,6 +144,24 @@ program
       );
     },
   );
+
+program
+  .command('mutants')
+  .description('mutation score: each broken adapter variant under its exposing faults until convicted; prints the table')
+  .option('--seeds <n>', 'seeds per mutant (1..N, until the first conviction)', '5')
+  .option('--budget <duration>', 'harness time per mutant before it counts as not convicted', '60s')
+  .option('--time <duration>', 'run length per seed, unless the mutant sets its own', '10s')
+  .option('--only <list>', 'only these mutants (comma-separated names)')
+  .option('--backends <list>', 'only the mutants of these backends')
+  .option('--provider <name>', 'where servers run: auto, local, docker', 'auto')
+  .option('--out <dir>', 'reports directory', 'reports')
+  .action(async (o: Parameters<typeof mutantsCommand>[0]) => {
+    await mutantsCommand(o, {
+      signal: interruptible(),
+      sink: progress,
+      write: (text) => process.stdout.write(text),
+    });
+  });
 
 program
   .command('check <run-dir>')

@@ -6,6 +6,7 @@
  */
 import { loadBackend } from '../backends/index.js';
 import type { ClientBackend } from '../backends/types.js';
+import { installRequestedMutant } from '../mutation/client-hook.js';
 import { seededRandom } from '../nemesis/random.js';
 import { ResourceClient } from '../resource/client.js';
 import { EventPipe } from '../run/event-pipe.js';
@@ -38,11 +39,14 @@ async function main(config: ClientConfig): Promise<void> {
   let resource: ResourceClient | undefined;
   try {
     const factory = await loadBackend(config.backend);
+    // Mutation mode only (`fencekit run --mutant`, `fencekit mutants`): patch the adapter before it connects.
+    const mutation = await installRequestedMutant(config.backend);
     backend = await factory.connect({
       endpoints: config.endpoints,
       namespace: config.namespace,
       ttlMs: config.ttlMs,
     });
+    if (mutation) backend = mutation.wrap(backend);
     resource = await ResourceClient.connect(config.resourceSocket, config.opTimeoutMs);
   } catch (error) {
     process.send?.({ kind: 'error', message: (error as Error).message });
