@@ -84,7 +84,9 @@ program
     });
     const signal = interruptible();
     const run = o.mutant
-      ? await runWithMutant(o.mutant as string, options.backend, () => runOnce(options, { signal, sink: progress }))
+      ? await runWithMutant(o.mutant as string, options.backend, () =>
+          runOnce(options, { signal, sink: progress }),
+        )
       : await runOnce(options, { signal, sink: progress });
     process.stdout.write(`${run.verdict}\t${resolve(run.dir, 'index.html')}\n`);
     process.exitCode = EXIT[run.verdict];
@@ -147,7 +149,9 @@ program
 
 program
   .command('mutants')
-  .description('mutation score: each broken adapter variant under its exposing faults until convicted; prints the table')
+  .description(
+    'mutation score: each broken adapter variant under its exposing faults until convicted; prints the table',
+  )
   .option('--seeds <n>', 'seeds per mutant (1..N, until the first conviction)', '5')
   .option('--budget <duration>', 'harness time per mutant before it counts as not convicted', '60s')
   .option('--time <duration>', 'run length per seed, unless the mutant sets its own', '10s')
