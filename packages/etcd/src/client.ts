@@ -8,7 +8,9 @@ import {
   InvalidArgumentError,
   type LockCapabilities,
   type LockClient,
+  LockLostError,
   LockTimeoutError,
+  monotonicNow,
   normalizeAcquire,
 } from '@fencekit/core';
 import type { Etcd3 } from 'etcd3';
@@ -17,7 +19,7 @@ import { EtcdElection } from './election.js';
 import { queuePrefix } from './keys.js';
 import { EtcdLease } from './lease.js';
 import { SessionPool } from './session-pool.js';
-import { type QueueContext, waitForHead } from './wait.js';
+import { type Granted, MAX_LAPSED_GRANTS, type QueueContext, waitForHead } from './wait.js';
 
 export interface EtcdClientOptions extends EtcdConnectionOptions {
   /** Key prefix for every lock and election key. Default `"fencekit"`. */
@@ -73,6 +75,7 @@ export class EtcdClient implements LockClient<bigint>, ElectionClient {
     const shared = new SessionPool(etcd, this.#connection.callTimeoutMs, 'shared');
     this.#context = {
       etcd,
+      callTimeoutMs: this.#connection.callTimeoutMs,
       prefix,
       sessions: this.#keepAlive ? shared : new SessionPool(etcd, this.#connection.callTimeoutMs, 'per-grant'),
       campaignSessions: shared,
@@ -135,26 +138,47 @@ export class EtcdClient implements LockClient<bigint>, ElectionClient {
     wait: boolean,
   ): Promise<EtcdLease | null> {
     if (this.#closing.signal.aborted) throw new ClientClosedError('etcd client');
-    const granted = await this.#track(
-      waitForHead(this.#context, {
-        kind: 'lock',
-        queue: queuePrefix(this.#context.prefix, 'locks', resource),
-        name: resource,
-        ttlMs,
-        waitMs,
-        signal,
-        wait,
-        // The owner token: unguessable, and names the session for whoever reads the key.
-        value: (session) => `${session.idHex}:${randomUUID()}`,
-      }),
-    );
-    if (!granted) return null;
+    const startedAt = monotonicNow();
+    for (let grants = 1; ; grants++) {
+      const granted = await this.#track(
+        waitForHead(this.#context, {
+          kind: 'lock',
+          queue: queuePrefix(this.#context.prefix, 'locks', resource),
+          name: resource,
+          ttlMs,
+          // What is left of the caller's wait: a lapsed grant below queues again within it.
+          waitMs: waitMs - (monotonicNow() - startedAt),
+          signal,
+          wait,
+          // The owner token: unguessable, and names the session for whoever reads the key.
+          value: (session) => `${session.idHex}:${randomUUID()}`,
+        }),
+      );
+      if (!granted) return null;
+      const lease = this.#leaseFor(resource, granted);
+      // Reading `held`, not `signal`, keeps the lease from building a signal nobody may ever read.
+      if (lease.held) {
+        this.#leases.add(lease);
+        return lease;
+      }
+      // The grant's validity ran out before it could be handed out: its session lapsed on the way (a
+      // TTL of tens of ms on a busy event loop) or died. Never hand that out. Ending it checked the
+      // session in and, if that still lives, withdraws the key in the background; queue again (at the
+      // back, with a live session) while the caller's wait allows.
+      if (!wait || grants >= MAX_LAPSED_GRANTS || monotonicNow() - startedAt >= waitMs) {
+        throw new LockLostError(resource, 'the grant arrived after its validity had passed');
+      }
+    }
+  }
+
+  /** The lease for a grant; it has ended already (and checked its session in) if the session died on the way. */
+  #leaseFor(resource: string, granted: Granted): EtcdLease {
     // Per-grant leases were kept alive only while waiting; from the grant on, only extend() renews.
     if (!this.#keepAlive) granted.session.stopKeepAlive();
     // `let`: onEnd runs inside the constructor when the session died on the way.
     let lease: EtcdLease | undefined;
     lease = new EtcdLease({
-      etcd: this.#context.etcd,
+      context: this.#context,
       session: granted.session,
       ticket: granted.ticket,
       resource,
@@ -164,9 +188,6 @@ export class EtcdClient implements LockClient<bigint>, ElectionClient {
         granted.checkIn();
       },
     });
-    // Lost already (its session died on the way): onEnd has checked the session in. Reading `held`,
-    // not `signal`, keeps the lease from building a signal nobody may ever read.
-    if (lease.held) this.#leases.add(lease);
     return lease;
   }
 

@@ -22,6 +22,16 @@ type WatchBackoff = NonNullable<NonNullable<IOptions['faultHandling']>['watchBac
 
 export const DEFAULT_CALL_TIMEOUT_MS = 5_000;
 
+/**
+ * Call options for one of fencekit's own requests: an absolute deadline fixed once, before the call.
+ * `etcd3` retries a failed call up to three more times (on another member when there are several)
+ * and asks `defaultCallOptions` again for each try, so a deadline made there restarts with every
+ * retry: a request to a stopped member took 4 × `callTimeoutMs`. Given here, all tries share it.
+ */
+export function callOptions(timeoutMs: number): { deadline: number } {
+  return { deadline: Date.now() + timeoutMs };
+}
+
 /** An `etcd3` client plus whether fencekit owns it (and so must close it). */
 export interface Connection {
   readonly etcd: Etcd3;

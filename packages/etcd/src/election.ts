@@ -8,14 +8,16 @@ import {
   type LeaderInfo,
   type Leadership,
   LockLostError,
+  monotonicNow,
 } from '@fencekit/core';
 import type { IKeyValue } from 'etcd3';
 import { anySignal, untilAborted } from './abort.js';
+import { callOptions } from './connection.js';
 import { ownershipCompare } from './guard.js';
 import { queuePrefix } from './keys.js';
 import { EtcdLease, shareHolding } from './lease.js';
 import { readHead, toBackendError } from './queue.js';
-import { type QueueContext, waitForHead } from './wait.js';
+import { type Granted, MAX_LAPSED_GRANTS, type QueueContext, waitForHead } from './wait.js';
 
 /** A leader as etcd stores it: who, since which revision (the term), and what it last proclaimed. */
 export interface EtcdLeaderInfo extends LeaderInfo {
@@ -93,19 +95,22 @@ export class EtcdLeadership implements Leadership {
     if (!this.#lease.held) throw new LockLostError(this.election, 'no longer the leader');
     let succeeded: boolean;
     try {
-      const response = await this.#context.etcd.kv.txn({
-        compare: [ownershipCompare(this)],
-        success: [
-          {
-            request_put: {
-              key: Buffer.from(this.key, 'utf8'),
-              value: Buffer.from(encode({ candidate: this.candidate, value }), 'utf8'),
-              lease: this.#lease.leaseId,
+      const response = await this.#context.etcd.kv.txn(
+        {
+          compare: [ownershipCompare(this)],
+          success: [
+            {
+              request_put: {
+                key: Buffer.from(this.key, 'utf8'),
+                value: Buffer.from(encode({ candidate: this.candidate, value }), 'utf8'),
+                lease: this.#lease.leaseId,
+              },
             },
-          },
-        ],
-        failure: [],
-      });
+          ],
+          failure: [],
+        },
+        callOptions(this.#context.callTimeoutMs),
+      );
       succeeded = response.succeeded;
     } catch (error) {
       throw toBackendError('proclaim', error);
@@ -156,39 +161,54 @@ export class EtcdElection implements Election {
     const waitMs = options.waitMs ?? (options.signal ? Number.POSITIVE_INFINITY : DEFAULT_WAIT_MS);
     assertNonNegativeMs('waitMs', waitMs === Number.POSITIVE_INFINITY ? 0 : waitMs);
     const stop = anySignal([options.signal, this.#closing.signal]);
+    const startedAt = monotonicNow();
     try {
-      const granted = await this.#context.track(
-        waitForHead(this.#context, {
-          kind: 'campaign',
-          queue: this.#queue,
-          name: this.name,
-          ttlMs: this.#ttlMs,
-          waitMs,
-          signal: stop.signal,
-          wait: true,
-          value: () => encode({ candidate, value: candidate }),
-        }),
-      );
-      if (!granted) throw new LockLostError(this.name, 'campaign ended without a grant');
-      // `let`: onEnd runs inside the lease's constructor when the session died on the way.
-      let leadership: EtcdLeadership | undefined;
-      const lease = new EtcdLease({
-        etcd: this.#context.etcd,
-        session: granted.session,
-        ticket: granted.ticket,
-        resource: this.name,
-        owner: `${granted.session.idHex}:${candidate}`,
-        onEnd: () => {
-          if (leadership) this.#leaderships.delete(leadership);
-          granted.checkIn();
-        },
-      });
-      leadership = new EtcdLeadership(this.#context, this.name, candidate, lease);
-      if (lease.held) this.#leaderships.add(leadership);
-      return leadership;
+      for (let grants = 1; ; grants++) {
+        const granted = await this.#context.track(
+          waitForHead(this.#context, {
+            kind: 'campaign',
+            queue: this.#queue,
+            name: this.name,
+            ttlMs: this.#ttlMs,
+            waitMs: waitMs - (monotonicNow() - startedAt),
+            signal: stop.signal,
+            wait: true,
+            value: () => encode({ candidate, value: candidate }),
+          }),
+        );
+        if (!granted) throw new LockLostError(this.name, 'campaign ended without a grant');
+        const leadership = this.#leadershipFor(candidate, granted);
+        if (leadership.isLeader) {
+          this.#leaderships.add(leadership);
+          return leadership;
+        }
+        // Its session lapsed or died on the way: as with a lock, never hand out a leadership that is
+        // already over (ending it withdrew the key); campaign again while the wait allows.
+        if (grants >= MAX_LAPSED_GRANTS || monotonicNow() - startedAt >= waitMs) {
+          throw new LockLostError(this.name, 'the leadership arrived after its validity had passed');
+        }
+      }
     } finally {
       stop.dispose();
     }
+  }
+
+  #leadershipFor(candidate: string, granted: Granted): EtcdLeadership {
+    // `let`: onEnd runs inside the lease's constructor when the session died on the way.
+    let leadership: EtcdLeadership | undefined;
+    const lease = new EtcdLease({
+      context: this.#context,
+      session: granted.session,
+      ticket: granted.ticket,
+      resource: this.name,
+      owner: `${granted.session.idHex}:${candidate}`,
+      onEnd: () => {
+        if (leadership) this.#leaderships.delete(leadership);
+        granted.checkIn();
+      },
+    });
+    leadership = new EtcdLeadership(this.#context, this.name, candidate, lease);
+    return leadership;
   }
 
   async leader(options: { signal?: AbortSignal } = {}): Promise<EtcdLeaderInfo | null> {
@@ -254,7 +274,7 @@ export class EtcdElection implements Election {
     signal: AbortSignal | undefined,
   ): Promise<{ leader: EtcdLeaderInfo | null; revision: bigint }> {
     try {
-      const read = readHead(this.#context.etcd, this.#queue);
+      const read = readHead(this.#context, this.#queue);
       const { head, revision } = signal ? await untilAborted(read, signal) : await read;
       return { leader: leaderFrom(head), revision };
     } catch (error) {

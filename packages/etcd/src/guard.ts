@@ -1,5 +1,6 @@
 import { InvalidArgumentError, StaleFenceError } from '@fencekit/core';
 import { CompareResult, CompareTarget, type ICompare, type IRequestOp } from 'etcd3';
+import { callOptions } from './connection.js';
 import { holdingOf } from './lease.js';
 import { headOp, toBackendError } from './queue.js';
 
@@ -38,11 +39,14 @@ export async function guardedPut(lease: object, key: string, value: string | Buf
   };
   let response: Awaited<ReturnType<typeof holding.etcd.kv.txn>>;
   try {
-    response = await holding.etcd.kv.txn({
-      compare: [ownershipCompare(lease)],
-      success: [put],
-      failure: [headOp(holding.queue)],
-    });
+    response = await holding.etcd.kv.txn(
+      {
+        compare: [ownershipCompare(lease)],
+        success: [put],
+        failure: [headOp(holding.queue)],
+      },
+      callOptions(holding.callTimeoutMs),
+    );
   } catch (error) {
     throw toBackendError('guarded put', error);
   }

@@ -8,8 +8,10 @@ import {
   NotLockHolderError,
 } from '@fencekit/core';
 import type { Etcd3 } from 'etcd3';
-import { leave, locate, type Ticket, toBackendError } from './queue.js';
+import { isRefusal, leave, locate, type Ticket, toBackendError } from './queue.js';
 import type { Session } from './session.js';
+import type { QueueContext } from './wait.js';
+import { withdrawInBackground } from './withdrawal.js';
 
 /** Marks an `extend` issued by the session's own keep-alive, which must not cost another request. */
 const SESSION_RENEWAL = Symbol('fencekit.etcd.sessionRenewal');
@@ -20,6 +22,8 @@ const DRIFT_MS = 1;
 /** What `guardedPut` and custom transactions need to know about a grant. */
 export interface Holding {
   readonly etcd: Etcd3;
+  /** Deadline of each request (ms), the client's `callTimeoutMs`. */
+  readonly callTimeoutMs: number;
   readonly key: string;
   readonly queue: string;
   readonly revision: bigint;
@@ -40,7 +44,8 @@ export function holdingOf(lease: object): Holding | undefined {
 }
 
 export interface EtcdGrant {
-  etcd: Etcd3;
+  /** The client's etcd, request deadline, closing signal and `track` (for the background withdrawal). */
+  context: QueueContext;
   session: Session;
   ticket: Ticket;
   resource: string;
@@ -52,7 +57,11 @@ export interface EtcdGrant {
 /**
  * A granted etcd lock. `fence` is the create revision of the lock key; the lease stays valid as long
  * as its session does (`validUntil` moves with every keep-alive) and `signal` aborts when the session
- * is lost or its TTL runs out on the local clock.
+ * is lost or its TTL runs out on the local clock. A holder's `extend` shorter than the session TTL
+ * ends it at that window instead.
+ *
+ * However it ends, its key does not outlive it on a live session: released (confirmed), or else
+ * withdrawn in the background (see `withdrawInBackground`) until etcd confirms it or the session ends.
  */
 export class EtcdLease extends ManagedLease<bigint> {
   /** The lock key (`<prefix>/locks/<resource>/<lease hex>`): compare its create revision in your own Txns. */
@@ -62,11 +71,21 @@ export class EtcdLease extends ManagedLease<bigint> {
   /** The TTL etcd granted that lease (ms): how long after its holder dies the lock frees itself. */
   readonly grantedTtlMs: number;
   readonly #session: Session;
+  readonly #ticket: Ticket;
+  readonly #context: QueueContext;
   /** Armed only while the lease's validity ends before its session's (see `#watchOwnExpiry`). */
   #ownExpiry: NodeJS.Timeout | undefined;
+  /** A holder's extend set a window shorter than the session's: renewals no longer move validity. */
+  #shortened = false;
+  /** Holder's extends in flight: renewals leave validity to their answer meanwhile. */
+  #extending = 0;
+  /** etcd confirmed this grant's key (this create revision) is gone. */
+  #keyGone = false;
+  /** A release request went unanswered: it may have deleted the key, so a retry finding it gone succeeded. */
+  #releaseUnanswered = false;
 
   constructor(grant: EtcdGrant) {
-    const { etcd, session, ticket, resource } = grant;
+    const { context, session, ticket, resource } = grant;
     let detach = () => {};
     super({
       resource,
@@ -86,16 +105,13 @@ export class EtcdLease extends ManagedLease<bigint> {
           if (ttlMs > session.ttlMs) {
             throw new InvalidArgumentError('ttlMs', ttlMs, `at most the session TTL of ${session.ttlMs} ms`);
           }
-          await confirm(etcd, session, ticket, resource);
+          await confirm(context, session, ticket, resource);
         },
         release: async () => {
-          let outcome: Awaited<ReturnType<typeof leave>>;
-          try {
-            outcome = await leave(etcd, ticket);
-          } catch (error) {
-            throw toBackendError('release', error);
-          }
-          if (!outcome.deleted && outcome.head !== null && outcome.head !== ticket.key) {
+          const outcome = await this.#leave(true);
+          // Gone, and someone else heads the queue: the lease had lapsed and was taken over, unless
+          // an earlier try of this release may have been the one that deleted the key.
+          if (outcome.head !== null && outcome.head !== ticket.key && !this.#releaseUnanswered) {
             throw new NotLockHolderError(resource, grant.owner);
           }
         },
@@ -103,14 +119,24 @@ export class EtcdLease extends ManagedLease<bigint> {
       onEnd: () => {
         detach();
         grant.onEnd();
+        // Checked in first: a per-grant session is revoked there (its keys go with it), so only a
+        // shared session still alive here can keep the key, and only a withdrawal removes it.
+        if (!this.#keyGone && session.alive && !context.closing.aborted) {
+          void context.track(
+            withdrawInBackground(() => this.#leave(false).then(() => undefined), session, context.closing),
+          );
+        }
       },
     });
     this.key = ticket.key;
     this.leaseId = session.id;
     this.grantedTtlMs = session.grantedTtlMs;
     this.#session = session;
+    this.#ticket = ticket;
+    this.#context = context;
     holdings.set(this, {
-      etcd,
+      etcd: context.etcd,
+      callTimeoutMs: context.callTimeoutMs,
       key: ticket.key,
       queue: ticket.queue,
       revision: ticket.revision,
@@ -118,6 +144,7 @@ export class EtcdLease extends ManagedLease<bigint> {
     });
 
     const stopRenewals = session.onRenew(() => {
+      if (this.#shortened || this.#extending > 0) return;
       // Whole milliseconds, as every TTL is (rounded down: never more validity than the session's).
       const remaining = Math.floor(session.validUntil - monotonicNow());
       if (remaining > 0) {
@@ -137,9 +164,41 @@ export class EtcdLease extends ManagedLease<bigint> {
     if (session.signal.aborted) onSessionLost(session.signal.reason);
   }
 
+  /**
+   * A holder's extend sets the lease's window: for the session TTL, the lease follows its session
+   * again; for less, it ends then, and later keep-alives do not move it (a renewal racing the answer
+   * would otherwise undo the shorter window at random).
+   */
   override async extend(ttlMs: number, options: ExtendOptions = {}): Promise<void> {
-    await super.extend(ttlMs, options);
+    if ((options as Record<symbol, unknown>)[SESSION_RENEWAL]) {
+      await super.extend(ttlMs, options);
+      return;
+    }
+    this.#extending += 1;
+    try {
+      await super.extend(ttlMs, options);
+      this.#shortened = ttlMs < this.#session.ttlMs;
+    } finally {
+      this.#extending -= 1;
+    }
     this.#watchOwnExpiry();
+  }
+
+  /**
+   * One guarded delete of this grant's key (bounded by `callTimeoutMs`); resolves with who heads the
+   * queue when the key was already gone. `byHolder`: a release the holder asked for, whose unanswered
+   * try may have deleted the key.
+   */
+  async #leave(byHolder: boolean): Promise<{ head: string | null }> {
+    let outcome: Awaited<ReturnType<typeof leave>>;
+    try {
+      outcome = await leave(this.#context, this.#ticket);
+    } catch (error) {
+      if (byHolder && !isRefusal(error)) this.#releaseUnanswered = true;
+      throw toBackendError('release', error);
+    }
+    this.#keyGone = true;
+    return outcome.deleted ? { head: null } : { head: outcome.head };
   }
 
   /**
@@ -166,9 +225,14 @@ export class EtcdLease extends ManagedLease<bigint> {
 }
 
 /** A user-requested extend: one keep-alive round trip, plus proof that the lock key still exists. */
-async function confirm(etcd: Etcd3, session: Session, ticket: Ticket, resource: string): Promise<void> {
+async function confirm(
+  context: QueueContext,
+  session: Session,
+  ticket: Ticket,
+  resource: string,
+): Promise<void> {
   try {
-    const [, position] = await Promise.all([session.keepAliveOnce(), locate(etcd, ticket)]);
+    const [, position] = await Promise.all([session.keepAliveOnce(), locate(context, ticket)]);
     if (position.kind === 'gone') throw new LockLostError(resource, 'the lock key no longer exists');
   } catch (error) {
     if (error instanceof LockLostError && error.resource === 'session') {

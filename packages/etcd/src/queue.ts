@@ -16,6 +16,7 @@ import {
   SortTarget,
   type Watcher,
 } from 'etcd3';
+import { callOptions } from './connection.js';
 import { prefixEnd, rangeEnd } from './keys.js';
 import { messageOf } from './session.js';
 
@@ -25,6 +26,12 @@ import { messageOf } from './session.js';
  * under a queue prefix; the key with the lowest create revision is at the head; every other waiter
  * watches only the key just ahead of it, so a release wakes exactly one waiter (no herd).
  */
+
+/** An etcd client and the deadline each of fencekit's requests to it gets (`callTimeoutMs`). */
+export interface EtcdCalls {
+  readonly etcd: Etcd3;
+  readonly callTimeoutMs: number;
+}
 
 /** A waiter's place in a queue. `revision` is its key's create revision: the fence / term. */
 export interface Ticket {
@@ -40,6 +47,20 @@ export type Position =
   | { kind: 'behind'; predecessor: string; asOf: bigint }
   /** My key is gone: the lease expired (or someone deleted it). */
   | { kind: 'gone' };
+
+/**
+ * A join got no answer and its clean-up none either: the waiter key `key` may be in the queue (even
+ * at its head), attached to a session that lives on. The caller must see it withdrawn.
+ */
+export class UnansweredJoin extends IndeterminateError {
+  constructor(
+    resource: string,
+    readonly key: string,
+    cause: unknown,
+  ) {
+    super(resource, 'acquire', { cause });
+  }
+}
 
 export class SessionGoneError extends Error {
   constructor() {
@@ -117,7 +138,7 @@ export function toBackendError(action: string, error: unknown): BackendUnavailab
  * deleted and the put retried, so each grant gets a fresh create revision and fences never repeat.
  */
 export async function join(
-  etcd: Etcd3,
+  calls: EtcdCalls,
   queue: string,
   key: string,
   leaseId: string,
@@ -128,44 +149,49 @@ export async function join(
     let response: ITxnResponse;
     const keyBytes = utf8(key);
     const put: IRequestOp = { request_put: { key: keyBytes, value: utf8(value), lease: leaseId } };
+    const options = callOptions(calls.callTimeoutMs);
     try {
-      response = await etcd.kv.txn({
-        compare: [
-          {
-            key: utf8(queue),
-            range_end: prefixEnd(queue),
-            target: CompareTarget.Create,
-            result: CompareResult.Equal,
-            create_revision: 0,
-          },
-        ],
-        success: [put],
-        failure: [
-          {
-            request_txn: {
-              compare: [
-                {
-                  key: keyBytes,
-                  target: CompareTarget.Create,
-                  result: CompareResult.Equal,
-                  create_revision: 0,
-                },
-              ],
-              success: [put, newestOp(queue, 2)],
-              failure: [{ request_range: { key: keyBytes, keys_only: true } }],
+      response = await calls.etcd.kv.txn(
+        {
+          compare: [
+            {
+              key: utf8(queue),
+              range_end: prefixEnd(queue),
+              target: CompareTarget.Create,
+              result: CompareResult.Equal,
+              create_revision: 0,
             },
-          },
-        ],
-      });
+          ],
+          success: [put],
+          failure: [
+            {
+              request_txn: {
+                compare: [
+                  {
+                    key: keyBytes,
+                    target: CompareTarget.Create,
+                    result: CompareResult.Equal,
+                    create_revision: 0,
+                  },
+                ],
+                success: [put, newestOp(queue, 2)],
+                failure: [{ request_range: { key: keyBytes, keys_only: true } }],
+              },
+            },
+          ],
+        },
+        options,
+      );
     } catch (error) {
       if (isRefusal(error)) throw toBackendError('joining the queue', error);
-      // The put may have happened: remove whatever my session left under this key, then say so.
-      const cleaned = await deleteKey(etcd, key).then(
+      // The put may have happened: remove whatever my session left under this key, then say so. The
+      // clean-up shares the join's deadline, so the two together stay within one `callTimeoutMs`.
+      const cleaned = await deleteKey(calls, key, options).then(
         () => true,
         () => false,
       );
       if (cleaned) throw toBackendError('joining the queue', error);
-      throw new IndeterminateError(resource, 'acquire', { cause: error });
+      throw new UnansweredJoin(resource, key, error);
     }
     const revision = BigInt(response.header.revision);
     const ticket: Ticket = { queue, key, revision, value };
@@ -174,7 +200,7 @@ export async function join(
     const inner = response.responses[0]?.response_txn;
     if (!inner?.succeeded) {
       const stale = inner ? kvs(inner, 0)[0] : undefined;
-      if (stale) await withdraw(etcd, { queue, key, revision: BigInt(stale.create_revision), value });
+      if (stale) await withdraw(calls, { queue, key, revision: BigInt(stale.create_revision), value });
       continue;
     }
     const ahead = kvs(inner, 1).find((kv) => kv.key.toString('utf8') !== key);
@@ -189,14 +215,17 @@ export async function join(
  * as tested by Jepsen could grant a lock whose key had already expired; asking in the same
  * transaction closes that gap.
  */
-export async function locate(etcd: Etcd3, ticket: Ticket): Promise<Position> {
+export async function locate(calls: EtcdCalls, ticket: Ticket): Promise<Position> {
   let response: ITxnResponse;
   try {
-    response = await etcd.kv.txn({
-      compare: [],
-      success: [rangeOp(ticket.key, { keys_only: true }), newestOp(ticket.queue, 1, ticket.revision - 1n)],
-      failure: [],
-    });
+    response = await calls.etcd.kv.txn(
+      {
+        compare: [],
+        success: [rangeOp(ticket.key, { keys_only: true }), newestOp(ticket.queue, 1, ticket.revision - 1n)],
+        failure: [],
+      },
+      callOptions(calls.callTimeoutMs),
+    );
   } catch (error) {
     throw toBackendError('reading the queue', error);
   }
@@ -245,46 +274,57 @@ export async function awaitDeletion(
  * now (`null` = nobody), so the caller can tell "expired, nobody else" from "someone else holds it".
  */
 export async function leave(
-  etcd: Etcd3,
+  calls: EtcdCalls,
   ticket: Ticket,
 ): Promise<{ deleted: true } | { deleted: false; head: string | null }> {
-  const response = await etcd.kv.txn({
-    compare: [
-      {
-        key: utf8(ticket.key),
-        target: CompareTarget.Create,
-        result: CompareResult.Equal,
-        create_revision: ticket.revision.toString(),
-      },
-    ],
-    success: [{ request_delete_range: { key: utf8(ticket.key) } }],
-    failure: [headOp(ticket.queue)],
-  });
+  const response = await calls.etcd.kv.txn(
+    {
+      compare: [
+        {
+          key: utf8(ticket.key),
+          target: CompareTarget.Create,
+          result: CompareResult.Equal,
+          create_revision: ticket.revision.toString(),
+        },
+      ],
+      success: [{ request_delete_range: { key: utf8(ticket.key) } }],
+      failure: [headOp(ticket.queue)],
+    },
+    callOptions(calls.callTimeoutMs),
+  );
   if (response.succeeded) return { deleted: true };
   const head = kvs(response, 0)[0];
   return { deleted: false, head: head ? head.key.toString('utf8') : null };
 }
 
 /** Deletes the ticket's key if it is still that ticket's (same create revision). */
-export async function withdraw(etcd: Etcd3, ticket: Ticket): Promise<boolean> {
-  return (await leave(etcd, ticket)).deleted;
+export async function withdraw(calls: EtcdCalls, ticket: Ticket): Promise<boolean> {
+  return (await leave(calls, ticket)).deleted;
 }
 
-async function deleteKey(etcd: Etcd3, key: string): Promise<void> {
-  await etcd.kv.deleteRange({ key: utf8(key) });
+/** Deletes `key` whatever its revision: only for a waiter's own key while its session is reserved for the queue. */
+export async function deleteKey(
+  calls: EtcdCalls,
+  key: string,
+  options = callOptions(calls.callTimeoutMs),
+): Promise<void> {
+  await calls.etcd.kv.deleteRange({ key: utf8(key) }, options);
 }
 
 /** Reads the head of a queue and the revision it was read at. */
 export async function readHead(
-  etcd: Etcd3,
+  calls: EtcdCalls,
   queue: string,
 ): Promise<{ head: IKeyValue | undefined; revision: bigint }> {
-  const response = await etcd.kv.range({
-    key: utf8(queue),
-    range_end: rangeEnd(utf8(queue)),
-    sort_target: SortTarget.Create,
-    sort_order: SortOrder.Ascend,
-    limit: 1,
-  });
+  const response = await calls.etcd.kv.range(
+    {
+      key: utf8(queue),
+      range_end: rangeEnd(utf8(queue)),
+      sort_target: SortTarget.Create,
+      sort_order: SortOrder.Ascend,
+      limit: 1,
+    },
+    callOptions(calls.callTimeoutMs),
+  );
   return { head: response.kvs[0], revision: BigInt(response.header.revision) };
 }

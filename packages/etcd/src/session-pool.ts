@@ -73,6 +73,11 @@ export class SessionPool {
     entry.inUse.delete(queue);
     if (!entry.single) return;
     this.#forget(entry);
+    this.#revoke(session);
+  }
+
+  /** Revokes `session` in the background (its keys go at once); `close()` awaits it. */
+  #revoke(session: Session): void {
     const revoking = session.close();
     this.#revoking.add(revoking);
     void revoking.finally(() => this.#revoking.delete(revoking));
@@ -95,7 +100,17 @@ export class SessionPool {
     created.session.then(
       (session) => {
         created.ready = session;
-        session.signal.addEventListener('abort', () => this.#forget(created), { once: true });
+        session.signal.addEventListener(
+          'abort',
+          () => {
+            this.#forget(created);
+            // Ended without close(): its validity ran out unrenewed (an outage, a stalled event
+            // loop) or etcd said the lease is gone. Every lease on it is lost already, yet etcd may
+            // keep its keys for up to the granted TTL: revoke it so waiters need not wait for that.
+            this.#revoke(session);
+          },
+          { once: true },
+        );
       },
       () => this.#forget(created),
     );

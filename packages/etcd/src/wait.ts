@@ -4,19 +4,23 @@ import { anySignal, deadlineSignal, untilAborted } from './abort.js';
 import { waiterKey } from './keys.js';
 import {
   awaitDeletion,
+  deleteKey,
+  type EtcdCalls,
   join,
   locate,
   type Position,
   SessionGoneError,
   type Ticket,
   toBackendError,
+  UnansweredJoin,
   withdraw,
 } from './queue.js';
 import type { Session } from './session.js';
 import type { SessionPool } from './session-pool.js';
+import { withdrawInBackground } from './withdrawal.js';
 
 /** Everything a queue user (lock, election) needs from the client that owns it. */
-export interface QueueContext {
+export interface QueueContext extends EtcdCalls {
   readonly etcd: Etcd3;
   readonly prefix: string;
   /** Sessions for locks (kept alive or not, as the client was configured). */
@@ -49,6 +53,9 @@ export interface Granted {
   ticket: Ticket;
   checkIn: () => void;
 }
+
+/** Grants in a row that came back already lapsed before an acquire or campaign gives up (`LockLostError`). */
+export const MAX_LAPSED_GRANTS = 5;
 
 /** A session can die while its waiter waits; the waiter then rejoins with a new one, this many times. */
 const MAX_SESSION_ROUNDS = 5;
@@ -94,7 +101,7 @@ export async function waitForHead(context: QueueContext, options: WaitOptions): 
       let waiting: { signal: AbortSignal; dispose: () => void } | undefined;
       try {
         const joined = await join(
-          context.etcd,
+          context,
           options.queue,
           key,
           session.id,
@@ -105,7 +112,7 @@ export async function waitForHead(context: QueueContext, options: WaitOptions): 
         let position: Position = joined.position;
         while (position.kind === 'behind') {
           if (!options.wait) {
-            await withdraw(context.etcd, ticket);
+            await withdraw(context, ticket);
             checkIn();
             return null;
           }
@@ -113,7 +120,7 @@ export async function waitForHead(context: QueueContext, options: WaitOptions): 
           await awaitDeletion(context.etcd, position.predecessor, position.asOf, waiting.signal);
           // Woken: read my position and, in the same Txn, that my key still exists (Jepsen's etcd
           // 3.4.3 finding). Not needed when join() found me at the head: that Txn created my key.
-          position = await locate(context.etcd, ticket);
+          position = await locate(context, ticket);
         }
         // Granted, but a caller who gave up meanwhile must not be left holding: give it back.
         if (options.signal?.aborted) throw options.signal.reason;
@@ -121,8 +128,7 @@ export async function waitForHead(context: QueueContext, options: WaitOptions): 
         if (position.kind === 'gone') throw new SessionGoneError();
         return { session, ticket, checkIn };
       } catch (error) {
-        if (ticket) await withdraw(context.etcd, ticket).catch(() => false);
-        checkIn();
+        await giveUpPlace(context, session, ticket, error, checkIn);
         // The key vanished (session expired, or someone deleted it): rejoin at the back, in time.
         const rejoin = session.signal.aborted || error instanceof SessionGoneError;
         if (rejoin && !gaveUp()) continue;
@@ -140,6 +146,41 @@ export async function waitForHead(context: QueueContext, options: WaitOptions): 
   } finally {
     stop?.clear();
   }
+}
+
+/**
+ * Takes a waiter's key out of the queue when it stops waiting (timeout, abort, error), then checks
+ * its session in. If etcd does not answer (an outage), the key would stay — on a session kept alive,
+ * for good, and once at the head it would hold the lock for nobody — so it is withdrawn in the
+ * background, and the session stays reserved for this queue until then: no later waiter of this
+ * client reuses the key's name meanwhile, which is what lets the clean-up of an unanswered join
+ * delete the key whatever its revision.
+ */
+async function giveUpPlace(
+  context: QueueContext,
+  session: Session,
+  ticket: Ticket | undefined,
+  error: unknown,
+  checkIn: () => void,
+): Promise<void> {
+  let leftover: (() => Promise<void>) | undefined;
+  if (ticket) {
+    const withdrawTicket = () => withdraw(context, ticket).then(() => undefined);
+    const answered = await withdrawTicket().then(
+      () => true,
+      () => false,
+    );
+    if (!answered) leftover = withdrawTicket;
+  } else if (error instanceof UnansweredJoin) {
+    // join() already tried once within its deadline.
+    const { key } = error;
+    leftover = () => deleteKey(context, key);
+  }
+  if (!leftover || !session.alive || context.closing.aborted) {
+    checkIn();
+    return;
+  }
+  void context.track(withdrawInBackground(leftover, session, context.closing).finally(checkIn));
 }
 
 /** The stop signal, its deadline counted from `startedAt` (when the caller asked), not from now. */
