@@ -13,6 +13,7 @@ import {
   type LeaderInfo,
   LockAbortedError,
   LockTimeoutError,
+  monotonicNow,
   sleep,
 } from '@fencekit/core';
 import { type ConnectOptions, openSession } from './connect.js';
@@ -204,8 +205,13 @@ export class ZkElection implements Election {
     }
   }
 
+  /** Connected, and the session's last answer still vouches for it (see `ZkSession.aliveUntil`). */
   #connectedFor(entry: QueueEntry): boolean {
-    return this.session.connected && this.session.generation === entry.generation;
+    return (
+      this.session.connected &&
+      this.session.generation === entry.generation &&
+      monotonicNow() < this.session.aliveUntil(entry.generation)
+    );
   }
 
   #lead(candidate: string, entry: QueueEntry, term: bigint): ZkLeadership {
@@ -218,6 +224,7 @@ export class ZkElection implements Election {
         await this.#queue.leave(entry);
       },
       () => this.#terms.delete(entry.path),
+      () => this.session.aliveUntil(entry.generation),
     );
     this.#terms.set(entry.path, { leadership, entry });
     return leadership;

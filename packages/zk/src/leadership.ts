@@ -1,8 +1,11 @@
-import { type Leadership, LockLostError } from '@fencekit/core';
+import { type Leadership, LockLostError, monotonicNow } from '@fencekit/core';
+import { UNSURE } from './lock.js';
 
 /**
  * One term as leader. `signal` aborts the moment leadership is lost, unsure (connection suspended)
- * or resigned; `resign()` aborts first, then withdraws the candidate's node.
+ * or resigned; `resign()` aborts first, then withdraws the candidate's node. `isLeader` also reads the
+ * session's vouched span when asked (`aliveUntil`), so a leader whose process stalled past it reads
+ * false on its first line after the stall, before any event has been delivered.
  */
 export class ZkLeadership implements Leadership {
   readonly #controller = new AbortController();
@@ -17,6 +20,8 @@ export class ZkLeadership implements Leadership {
     readonly node: string,
     private readonly withdraw: () => Promise<void>,
     private readonly onEnd: () => void,
+    /** Until when the session is surely alive on the ensemble (`ZkSession.aliveUntil`). */
+    private readonly aliveUntil: () => number,
   ) {}
 
   get signal(): AbortSignal {
@@ -24,7 +29,12 @@ export class ZkLeadership implements Leadership {
   }
 
   get isLeader(): boolean {
-    return !this.#controller.signal.aborted;
+    if (this.#controller.signal.aborted) return false;
+    if (monotonicNow() >= this.aliveUntil()) {
+      this.lose(UNSURE, new Error('no answer from ZooKeeper vouches for the session any more'));
+      return false;
+    }
+    return true;
   }
 
   /** Ends the term for `reason` (session expired, unsure); the node is withdrawn in the background. */

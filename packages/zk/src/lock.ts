@@ -53,6 +53,17 @@ interface Held {
   readonly entry: QueueEntry;
 }
 
+/** What one grant (one lease) may still do with its lock node. */
+interface GrantState {
+  /** Its holder gave it up (release or close): nothing more to delete. */
+  released: boolean;
+  /**
+   * It was passed to `reclaim`, which hands the same node to a new lease: from then on the node is the
+   * new lease's, and this one must never delete it.
+   */
+  superseded: boolean;
+}
+
 /**
  * Curator-style mutex on ZooKeeper. Semantics: fair (FIFO by arrival), not re-entrant, fenced.
  *
@@ -78,6 +89,7 @@ export class ZkLockClient implements LockClient<bigint> {
   readonly #root: string;
   readonly #queue: SequentialQueue;
   readonly #held = new Map<string, Held>();
+  readonly #grants = new WeakMap<ZkLease, GrantState>();
   readonly #scopes = new WaitScopes();
   readonly #offSession: () => void;
   readonly #unsure: UnsureNodes;
@@ -129,8 +141,14 @@ export class ZkLockClient implements LockClient<bigint> {
     assertPositiveMs('waitMs', waitMs);
     assertSignal('signal', options.signal);
     this.#assertOpen();
+    const state = this.#grants.get(lease);
+    if (!state) throw new InvalidArgumentError('lease', lease, 'a ZkLease from this client');
+    if (state.superseded) throw new LockLostError(lease.resource, 'this lease was already reclaimed');
     const entry = this.#unsure.take(lease.node);
     if (!entry) throw new LockLostError(lease.resource, 'only a lease that ended unsure can be reclaimed');
+    // The node passes to the new lease now, before any await: a release of the old one racing this
+    // reclaim must not delete it under the new lease.
+    state.superseded = true;
     // A ZooKeeper leader election can take several seconds: wait for the same session up to waitMs.
     const scope = waitScope(waitMs, options.signal);
     try {
@@ -263,9 +281,11 @@ export class ZkLockClient implements LockClient<bigint> {
   }
 
   #grant(resource: string, entry: QueueEntry, fence: bigint, ttlMs: number): ZkLease | undefined {
-    // Checked in the same tick as the lease is registered: a suspension after this marks it lost.
-    if (!this.session.connected || this.session.generation !== entry.generation) return undefined;
-    const held: { released: boolean } = { released: false };
+    // Checked in the same tick as the lease is registered: a suspension after this marks it lost. A
+    // session the ensemble may already have expired (no answer to a request sent within its vouched
+    // span, e.g. after a stall) grants nothing either.
+    if (!this.#vouchedFor(entry)) return undefined;
+    const state: GrantState = { released: false, superseded: false };
     const lease = new ZkLease(
       {
         resource,
@@ -276,6 +296,9 @@ export class ZkLockClient implements LockClient<bigint> {
         // time the request spent in flight need not be taken off it.
         sentAt: monotonicNow(),
         ttlMs,
+        // …but the node lives only as long as the session, which the ensemble may expire while this
+        // process is stalled: validity never outlasts what the session's last answer vouches for.
+        validityCap: { until: () => this.session.aliveUntil(entry.generation), reason: UNSURE },
         operations: {
           extend: async (_ttlMs, options) => {
             if (this.session.generation !== entry.generation) {
@@ -293,7 +316,12 @@ export class ZkLockClient implements LockClient<bigint> {
             }
           },
           release: async () => {
-            held.released = true;
+            if (state.superseded) {
+              throw new NotLockHolderError(resource, entry.owner, {
+                cause: new Error(`lease reclaimed: lock node ${entry.path} belongs to the reclaimed lease`),
+              });
+            }
+            state.released = true;
             this.#unsure.take(entry.path);
             let removed: boolean;
             try {
@@ -305,18 +333,34 @@ export class ZkLockClient implements LockClient<bigint> {
             if (!removed) await this.#assertNobodyElseHolds(resource, entry);
           },
         },
-        onEnd: () => {
-          this.#held.delete(entry.path);
-          // Lost or past its window without extension: give the node up for the next waiter. An unsure
-          // node is kept for a reclaim (see UnsureNodes).
-          if (!held.released && !this.#unsure.has(entry.path)) this.#abandon(entry);
+        onEnd: (ended) => {
+          if (this.#held.get(entry.path)?.lease === ended) this.#held.delete(entry.path);
+          if (state.released || state.superseded || this.#unsure.has(entry.path)) return;
+          // Past the session's vouched span (a stall, answers late): unsure, as a suspension is. The
+          // node is kept for a reclaim (see UnsureNodes), its grace counted from now if connected.
+          if ((ended.signal.reason as LockLostError | undefined)?.reason === UNSURE) {
+            this.#unsure.add(entry, this.#connectedFor(entry));
+            return;
+          }
+          // Lost or past its window without extension: give the node up for the next waiter.
+          this.#abandon(entry);
         },
       },
       entry.path,
       entry.generation,
     );
     this.#held.set(entry.path, { lease, entry });
+    this.#grants.set(lease, state);
     return lease;
+  }
+
+  #connectedFor(entry: QueueEntry): boolean {
+    return this.session.connected && this.session.generation === entry.generation;
+  }
+
+  /** Connected, and the session's last answer still vouches for it (see `ZkSession.aliveUntil`). */
+  #vouchedFor(entry: QueueEntry): boolean {
+    return this.#connectedFor(entry) && monotonicNow() < this.session.aliveUntil(entry.generation);
   }
 
   /**

@@ -41,7 +41,15 @@ export class ZkSession {
   #generation = 0;
   #connected = false;
   #suspendedAt: number | undefined;
-  #lastReplyAt = 0;
+  /**
+   * When the latest request that the current session answered was sent (`monotonicNow()`): the
+   * ensemble heard from the session at or after that instant. 0 until the first answer.
+   */
+  #answeredSentAt = 0;
+  /** When the current connection was (re)established: where the wait for an answer starts. */
+  #connectedAt = 0;
+  /** Fires when no request sent within the last ⅔ session timeout has been answered (see `#overdue`). */
+  #overdueTimer: NodeJS.Timeout | undefined;
   #closed = false;
   readonly #listeners = new Set<(event: SessionEvent, generation: number) => void>();
   #liveness: NodeJS.Timeout | undefined;
@@ -73,6 +81,23 @@ export class ZkSession {
   /** Which underlying ZooKeeper session is current (changes after every expiry). */
   get generation(): number {
     return this.#generation;
+  }
+
+  /**
+   * Until when (on `monotonicNow()`) session `generation` is surely still alive on the ensemble, and
+   * its ephemeral nodes with it: the send time of the last request it answered, plus ⅔ of the
+   * negotiated session timeout. A server restarts a session's timeout when a request of it arrives
+   * (a follower reports it to the leader later still), so the session cannot expire before that send
+   * time plus the whole timeout. The third held back covers clocks that run at slightly different
+   * rates and a follower cut off from its leader that still answers for up to syncLimit × tickTime
+   * (keep that under a third of the session timeout for the bound to hold through such a partition
+   * and a stalled client at once). It matches the read timeout (`#overdue`), so a connection whose
+   * answers are late is suspended as this bound passes. 0 for a generation that is not the current
+   * one. Read it when it is needed: it is a bound on the session, not a promise kept by a timer.
+   */
+  aliveUntil(generation: number): number {
+    if (generation !== this.#generation || this.#answeredSentAt === 0) return 0;
+    return this.#answeredSentAt + vouchedMs(this.#sessionTimeoutMs);
   }
 
   /** True while the current session is connected and answering. */
@@ -197,6 +222,7 @@ export class ZkSession {
 
   #open(): void {
     const generation = ++this.#generation;
+    this.#answeredSentAt = 0;
     const client = zookeeper.createClient(this.#servers, {
       sessionTimeout: this.sessionTimeoutMs,
       // Retry other servers quickly: a suspended holder has already been told to stop.
@@ -209,7 +235,7 @@ export class ZkSession {
       this.#connected = true;
       this.#suspendedAt = undefined;
       this.#sessionTimeoutMs = client.getSessionTimeout();
-      this.#lastReplyAt = monotonicNow();
+      this.#connectedAt = monotonicNow();
       this.#startLiveness(client);
       this.#emit('reconnected', generation);
     });
@@ -243,14 +269,15 @@ export class ZkSession {
 
   /**
    * node-zookeeper-client has no read timeout: a server that stops answering without closing the
-   * socket would leave us "connected" forever. Like the Java client we expect a reply within 2/3 of
-   * the session timeout, probe with a cheap read every third, and drop the socket when none comes
-   * (the library then tries the next server). While disconnected, a session older than the session
-   * timeout is treated as expired (Curator does the same): the ensemble has dropped it by then.
+   * socket would leave us "connected" forever. Like the Java client we expect answers within ⅔ of the
+   * session timeout, counted here from when the answered request was *sent* (the bound `aliveUntil`
+   * gives leases): a cheap read probes whenever no answered request was sent within the last tick
+   * (⅙ of the timeout), and the socket is dropped when the bound passes (`#watchOverdue`; the library
+   * then tries the next server). While disconnected, a session older than the session timeout is
+   * treated as expired (Curator does the same): the ensemble has dropped it by then.
    */
   #startLiveness(client: Client): void {
     this.#stopLiveness();
-    const readTimeoutMs = (this.sessionTimeoutMs * 2) / 3;
     const tickMs = Math.max(50, Math.floor(this.sessionTimeoutMs / 6));
     let probing = false;
     this.#liveness = setInterval(() => {
@@ -259,25 +286,55 @@ export class ZkSession {
         if (now - this.#suspendedAt >= this.sessionTimeoutMs) this.#expire(client, this.#generation);
         return;
       }
-      if (now - this.#lastReplyAt > readTimeoutMs) {
-        this.#suspend();
-        connectionOf(client).socket?.destroy();
-        return;
-      }
-      if (!probing && now - this.#lastReplyAt > this.sessionTimeoutMs / 3) {
+      if (!probing && now - this.#answeredSentAt >= tickMs) {
         probing = true;
+        const sentAt = monotonicNow();
         client.exists('/', undefined, (error) => {
           probing = false;
-          if (!error && this.#client === client) this.#lastReplyAt = monotonicNow();
+          if (this.#client === client) this.#answered(sentAt, error);
         });
       }
     }, tickMs);
     this.#liveness.unref();
+    this.#watchOverdue(client);
+  }
+
+  /** Records an answer from the ensemble to a request sent at `sentAt` (a local failure is none). */
+  #answered(sentAt: number, error: ZkException | null | undefined): void {
+    if (error && LOCAL_FAILURES.has(error.getCode())) return;
+    if (sentAt > this.#answeredSentAt) this.#answeredSentAt = sentAt;
+  }
+
+  /**
+   * Suspends the connection (and drops its socket, so the library reconnects) once no request sent
+   * within the last ⅔ session timeout, or since the connection was made, has been answered: the
+   * moment `aliveUntil` stops vouching for the session. One timer per session, re-armed when it fires
+   * early because answers pushed the bound on (not per answer: that would cost a timer per request).
+   */
+  #watchOverdue(client: Client): void {
+    clearTimeout(this.#overdueTimer);
+    const dueAt = () => Math.max(this.#answeredSentAt, this.#connectedAt) + vouchedMs(this.#sessionTimeoutMs);
+    this.#overdueTimer = setTimeout(
+      () => {
+        this.#overdueTimer = undefined;
+        if (this.#client !== client || this.#suspendedAt !== undefined || this.#closed) return;
+        if (monotonicNow() < dueAt()) {
+          this.#watchOverdue(client);
+          return;
+        }
+        this.#suspend();
+        connectionOf(client).socket?.destroy();
+      },
+      Math.max(0, dueAt() - monotonicNow()),
+    );
+    this.#overdueTimer.unref();
   }
 
   #stopLiveness(): void {
     if (this.#liveness !== undefined) clearInterval(this.#liveness);
     this.#liveness = undefined;
+    clearTimeout(this.#overdueTimer);
+    this.#overdueTimer = undefined;
   }
 
   /**
@@ -334,8 +391,9 @@ export class ZkSession {
         calls?.delete(call);
         return true;
       };
+      const sentAt = monotonicNow();
       const call: InFlight = {
-        deadline: monotonicNow() + timeoutMs,
+        deadline: sentAt + timeoutMs,
         timeOut: () => {
           if (settle()) {
             reject(
@@ -354,9 +412,7 @@ export class ZkSession {
       calls?.add(call);
       if (call.deadline < this.#deadlineAt) this.#watchDeadline(call.deadline);
       invoke(client, (error, value) => {
-        if (this.#client === client && (!error || error.getCode() !== ZkCode.CONNECTION_LOSS)) {
-          this.#lastReplyAt = monotonicNow();
-        }
+        if (this.#client === client) this.#answered(sentAt, error);
         if (!settle()) return;
         if (error) reject(new ZkCallError(operation, path, error.getCode(), error.name, { cause: error }));
         else resolve(value as T);
@@ -414,6 +470,21 @@ export class ZkSession {
 }
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Failures the library reports by itself, without an answer from the ensemble. */
+const LOCAL_FAILURES: ReadonlySet<number> = new Set([
+  ZkCode.CONNECTION_LOSS,
+  ZkCode.SESSION_EXPIRED,
+  ZkCode.AUTH_FAILED,
+]);
+
+/**
+ * How long after an answered request's send time its session is vouched for: ⅔ of the session
+ * timeout (see `ZkSession.aliveUntil`).
+ */
+function vouchedMs(sessionTimeoutMs: number): number {
+  return (sessionTimeoutMs * 2) / 3;
+}
 
 /**
  * The callback a request's reply settles: the library's and fencekit's own senders (`create2.ts`,

@@ -15,8 +15,13 @@ export class UnsureNodes {
     private readonly giveUp: (entry: QueueEntry) => void,
   ) {}
 
-  add(entry: QueueEntry): void {
+  /**
+   * Keeps `entry` for a reclaim. Its grace period starts at the next reconnect, or at once with
+   * `connected` (the lease ended unsure while the connection still stood: no reconnect may follow).
+   */
+  add(entry: QueueEntry, connected = false): void {
     this.#entries.set(entry.path, { entry, timer: undefined });
+    if (connected) this.#startGrace(entry.path);
   }
 
   has(path: string): boolean {
@@ -35,13 +40,18 @@ export class UnsureNodes {
   /** The same session answered again: start each node's grace period. */
   reconnected(generation: number): void {
     for (const [path, found] of this.#entries) {
-      if (found.entry.generation !== generation || found.timer !== undefined) continue;
-      found.timer = setTimeout(() => {
-        const entry = this.take(path);
-        if (entry) this.giveUp(entry);
-      }, this.graceMs());
-      found.timer.unref();
+      if (found.entry.generation === generation) this.#startGrace(path);
     }
+  }
+
+  #startGrace(path: string): void {
+    const found = this.#entries.get(path);
+    if (!found || found.timer !== undefined) return;
+    found.timer = setTimeout(() => {
+      const entry = this.take(path);
+      if (entry) this.giveUp(entry);
+    }, this.graceMs());
+    found.timer.unref();
   }
 
   /** The session expired: its nodes are gone already. */

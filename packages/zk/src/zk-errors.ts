@@ -5,6 +5,8 @@ export const ZkCode = {
   NO_NODE: -101,
   BAD_VERSION: -103,
   NODE_EXISTS: -110,
+  SESSION_EXPIRED: -112,
+  AUTH_FAILED: -115,
 } as const;
 
 /**

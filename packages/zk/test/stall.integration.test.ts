@@ -1,0 +1,108 @@
+import { injectCluster } from '@fencekit/cluster/vitest';
+import { LockLostError, monotonicNow } from '@fencekit/core';
+import { ZkElection, ZkLockClient } from '@fencekit/zk';
+import { afterEach, describe, expect, it } from 'vitest';
+
+/**
+ * A holder whose process stalls (GC pause, CPU-bound code) for longer than its session timeout: the
+ * ensemble expires its session and grants the next waiter meanwhile. Its lease or leadership must
+ * read as over on the very first line that runs after the stall, before any event is delivered.
+ */
+const servers = injectCluster('zookeeper').endpoints.join(',');
+/** The stalled holder's session. */
+const holderSessionMs = 4_000;
+/** The waiter's: it shares the stalled event loop here, so its session must outlive the stall. */
+const waiterSessionMs = 30_000;
+/** Past the holder's session timeout plus ZooKeeper's expiry rounding (a tick, 500 ms) and slack. */
+const stallMs = holderSessionMs + 2_000;
+
+const open: { close(): Promise<void> }[] = [];
+function track<T extends { close(): Promise<void> }>(thing: T): T {
+  open.push(thing);
+  return thing;
+}
+afterEach(async () => {
+  await Promise.allSettled(open.splice(0).map((t) => t.close()));
+});
+
+function unique(label: string): string {
+  return `stall/${label}/${Math.random().toString(36).slice(2)}`;
+}
+
+/** Blocks the event loop: nothing else in this process runs (no timer, no socket event). */
+function stall(ms: number): void {
+  const until = monotonicNow() + ms;
+  while (monotonicNow() < until) {
+    // busy: a synchronous stall, as a long GC pause or CPU-bound code is
+  }
+}
+
+/** Polls `check` every 50 ms until it is true, at most `withinMs`. */
+async function eventually(check: () => Promise<boolean>, withinMs: number): Promise<boolean> {
+  const deadline = monotonicNow() + withinMs;
+  while (monotonicNow() < deadline) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
+}
+
+describe('a holder stalled past its session timeout', () => {
+  it('lock: held is false and validUntil is capped by the session on the first line after the stall', async () => {
+    const holder = track(new ZkLockClient({ servers, sessionTimeoutMs: holderSessionMs }));
+    const waiter = track(new ZkLockClient({ servers, sessionTimeoutMs: waiterSessionMs }));
+    const resource = unique('lock');
+    const lease = await holder.acquire(resource, { ttlMs: 60_000 });
+    const waiting = waiter.acquire(resource, { ttlMs: 60_000, waitMs: 30_000 });
+    waiting.catch(() => {});
+    const folder = holder.folderOf(resource);
+    expect(
+      await eventually(async () => (await waiter.session.children(folder)).children.length === 2, 5_000),
+    ).toBe(true);
+    expect(lease.held).toBe(true);
+
+    // The last request the holder's session gets answered before the stall: its send time bounds validity.
+    const lastSentAt = monotonicNow();
+    await holder.session.exists('/');
+    stall(stallMs);
+    const held = lease.held;
+    const validUntil = lease.validUntil;
+    const aborted = lease.signal.aborted;
+    const readAt = monotonicNow();
+
+    expect(held).toBe(false);
+    expect(aborted).toBe(true);
+    expect(validUntil).toBeLessThan(readAt);
+    expect(validUntil).toBeLessThanOrEqual(lastSentAt + holder.session.sessionTimeoutMs + 1);
+    expect(lease.remainingMs()).toBe(0);
+    await expect(lease.extend(60_000)).rejects.toBeInstanceOf(LockLostError);
+
+    // Meanwhile the ensemble expired the holder's session and granted the waiter.
+    const next = await waiting;
+    expect(next.fence).toBeGreaterThan(lease.fence);
+    expect(lease.held).toBe(false);
+    await next.release();
+  }, 60_000);
+
+  it('election: isLeader is false and the signal aborted on the first line after the stall', async () => {
+    const name = unique('election');
+    const leader = track(new ZkElection(name, { servers, sessionTimeoutMs: holderSessionMs }));
+    const heir = track(new ZkElection(name, { servers, sessionTimeoutMs: waiterSessionMs }));
+    const leadership = await leader.campaign('stalled', { waitMs: 10_000 });
+    const campaigning = heir.campaign('heir', { waitMs: 30_000 });
+    campaigning.catch(() => {});
+    expect(await eventually(async () => (await heir.leader())?.candidate === 'stalled', 5_000)).toBe(true);
+    await new Promise((r) => setTimeout(r, 300));
+
+    await leader.session.exists('/');
+    stall(stallMs);
+    const isLeader = leadership.isLeader;
+    const aborted = leadership.signal.aborted;
+
+    expect(isLeader).toBe(false);
+    expect(aborted).toBe(true);
+    const next = await campaigning;
+    expect(next.term).toBeGreaterThan(leadership.term);
+    await next.resign();
+  }, 60_000);
+});
