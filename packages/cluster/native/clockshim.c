@@ -5,10 +5,22 @@
  *   FENCEKIT_CLOCK_FILE=/path/clock  file content: "<offset_ns> <rate>\n"   e.g. "30000000000 1"
  *
  * From the moment the shim sees new content (it re-checks the file at most every CHECK_NS), every clock reads
- *   fake(t) = anchor + offset + (t - anchor) * rate       with anchor = that clock's real time at the change.
- * clock_gettime (REALTIME and MONOTONIC families), gettimeofday and time are all skewed, so a server sees one
- * consistent jump whichever clock it consults (Redis 7.0 expires keys by gettimeofday; newer versions and the
- * JVM's nanoTime use CLOCK_MONOTONIC).
+ *   fake(t) = base + (t - anchor) * rate       with anchor = that clock's real time at the change,
+ * where base is, for wall clocks (REALTIME, TAI), anchor + offset: they may step back, as a wall clock does when
+ * NTP steps it. For monotonic clocks (MONOTONIC, MONOTONIC_RAW/COARSE, BOOTTIME) base is the larger of
+ * anchor + offset and what the clock read just before the change: a monotonic clock never runs backwards, so a
+ * heal (offset 0) or a backward jump leaves it where it is, running at the new rate. Had it stepped back, every
+ * timer a server had armed on it would have stalled for the length of the jump (Redis' cron, and with it active
+ * expiry; ZooKeeper's session and sync deadlines).
+ * clock_gettime, gettimeofday and time are all skewed, so a server sees one consistent jump whichever clock it
+ * consults (Redis 7.0 expires keys by gettimeofday; newer versions and the JVM's nanoTime use CLOCK_MONOTONIC).
+ *
+ * A program that sleeps until an absolute deadline on a skewed clock (the JVM: Thread.sleep, Object.wait and
+ * LockSupport.park all become pthread_cond_timedwait on CLOCK_MONOTONIC at "now + d") hands the kernel a deadline
+ * in fake time, which the kernel reads as real time: under a +5 s jump every 250 ms wait took 5.25 s, and under a
+ * 3x drift every wait grew longer instead of shorter. The shim therefore converts such deadlines back to real
+ * time (pthread_cond_timedwait, pthread_cond_clockwait, clock_nanosleep with TIMER_ABSTIME, sem_timedwait,
+ * sem_clockwait): a wait of d on the skewed clock lasts d / rate in real time, and ends with the fault.
  *
  * Written for servers that libfaketime breaks: no malloc (jemalloc in Redis may call clocks while it
  * initialises), no stdio, and the real functions are resolved with a per-thread guard that falls back to the raw
@@ -17,6 +29,8 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -35,9 +49,9 @@ typedef int (*clock_gettime_fn)(clockid_t, struct timespec *);
 typedef int (*gettimeofday_fn)(struct timeval *, void *);
 
 struct skew {
-  int64_t offset_ns;
   double rate;
   int64_t anchor[MAX_CLOCK]; /* real time of each clock when this skew took effect */
+  int64_t base[MAX_CLOCK];   /* what each clock reads at its anchor */
 };
 
 static struct skew slots[SLOTS];
@@ -80,6 +94,17 @@ static int64_t to_ns(const struct timespec *ts) { return (int64_t)ts->tv_sec * 1
 
 static int skewed_clock(clockid_t clk) { return clk >= 0 && clk < MAX_CLOCK && clk != CLOCK_PROCESS_CPUTIME_ID && clk != CLOCK_THREAD_CPUTIME_ID; }
 
+/* Clocks that must never run backwards. */
+static int monotonic_clock(clockid_t clk) {
+  return clk == CLOCK_MONOTONIC || clk == CLOCK_MONOTONIC_RAW || clk == CLOCK_MONOTONIC_COARSE || clk == CLOCK_BOOTTIME || clk == CLOCK_BOOTTIME_ALARM;
+}
+
+/* fake(t) under skew s; the identity when s is NULL. */
+static int64_t fake_under(const struct skew *s, clockid_t clk, int64_t real_ns) {
+  if (s == NULL) return real_ns;
+  return s->base[clk] + (int64_t)((double)(real_ns - s->anchor[clk]) * s->rate);
+}
+
 /* Parses "<offset_ns> <rate>" without stdio or locale. */
 static int parse_skew(const char *text, int64_t *offset, double *rate) {
   const char *p = text;
@@ -102,10 +127,34 @@ static int parse_skew(const char *text, int64_t *offset, double *rate) {
   return *rate > 0 ? 0 : -1;
 }
 
+/* Makes (offset, rate) the skew from now on; monotonic clocks keep any lead they have (see the header). */
+static void apply_skew(int64_t offset, double rate) {
+  struct skew *old = atomic_load(&current);
+  struct skew *slot = &slots[atomic_fetch_add(&next_slot, 1) % SLOTS];
+  int identity = rate == 1.0;
+  slot->rate = rate;
+  for (clockid_t clk = 0; clk < MAX_CLOCK; clk++) {
+    struct timespec ts = {0, 0};
+    slot->anchor[clk] = slot->base[clk] = 0;
+    if (!skewed_clock(clk) || real_clock_gettime(clk, &ts) != 0) continue;
+    int64_t real = to_ns(&ts);
+    int64_t base = real + offset;
+    if (monotonic_clock(clk)) {
+      int64_t now = fake_under(old, clk, real);
+      if (now > base) base = now;
+    }
+    slot->anchor[clk] = real;
+    slot->base[clk] = base;
+    if (base != real) identity = 0;
+  }
+  atomic_store(&current, identity ? NULL : slot);
+}
+
 static void reload(void) {
   struct stat st;
   if (stat(skew_path, &st) != 0) {
-    atomic_store(&current, NULL);
+    /* No file: no skew from now on (monotonic clocks still never step back). */
+    if (seen_ino != 0) apply_skew(0, 1.0);
     seen_ino = 0;
     return;
   }
@@ -122,14 +171,7 @@ static void reload(void) {
   if (parse_skew(buffer, &offset, &rate) != 0) return;
   seen_ino = st.st_ino;
   seen_mtime = st.st_mtim;
-  struct skew *slot = &slots[atomic_fetch_add(&next_slot, 1) % SLOTS];
-  slot->offset_ns = offset;
-  slot->rate = rate;
-  for (clockid_t clk = 0; clk < MAX_CLOCK; clk++) {
-    struct timespec ts = {0, 0};
-    if (skewed_clock(clk) && real_clock_gettime(clk, &ts) == 0) slot->anchor[clk] = to_ns(&ts);
-  }
-  atomic_store(&current, (offset == 0 && rate == 1.0) ? NULL : slot);
+  apply_skew(offset, rate);
 }
 
 /* Re-reads the file when CHECK_NS has passed; only one thread reloads, the others keep the current skew. */
@@ -155,10 +197,8 @@ static void maybe_reload(void) {
 }
 
 static int64_t skew_ns(clockid_t clk, int64_t real_ns) {
-  struct skew *s = atomic_load(&current);
-  if (s == NULL || !skewed_clock(clk)) return real_ns;
-  int64_t anchor = s->anchor[clk];
-  return anchor + s->offset_ns + (int64_t)((double)(real_ns - anchor) * s->rate);
+  if (!skewed_clock(clk)) return real_ns;
+  return fake_under(atomic_load(&current), clk, real_ns);
 }
 
 int clock_gettime(clockid_t clk, struct timespec *ts) {
@@ -186,4 +226,70 @@ time_t time(time_t *out) {
   if (clock_gettime(CLOCK_REALTIME, &ts) != 0) return (time_t)-1;
   if (out != NULL) *out = ts.tv_sec;
   return ts.tv_sec;
+}
+
+/* ---- absolute deadlines: from the skewed clock the caller read back to the real one the kernel waits on ---- */
+
+/* The real time at which clock `clk` will read `fake` under the current skew (glibc declares every deadline
+   argument below nonnull, so none is checked). */
+static struct timespec real_deadline(clockid_t clk, const struct timespec *fake) {
+  maybe_reload();
+  struct skew *s = atomic_load(&current);
+  if (s == NULL || !skewed_clock(clk)) return *fake;
+  int64_t real = s->anchor[clk] + (int64_t)((double)(to_ns(fake) - s->base[clk]) / s->rate);
+  if (real < 0) real = 0;
+  return (struct timespec){real / 1000000000LL, real % 1000000000LL};
+}
+
+/* glibc keeps a condition variable's clock in bit 1 of __wrefs (pthread_condattr_setclock); 0 is REALTIME. */
+static clockid_t cond_clock(const pthread_cond_t *cond) {
+  return (cond->__data.__wrefs & 2) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
+}
+
+typedef int (*cond_timedwait_fn)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
+typedef int (*cond_clockwait_fn)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *);
+typedef int (*clock_nanosleep_fn)(clockid_t, int, const struct timespec *, struct timespec *);
+typedef int (*sem_timedwait_fn)(sem_t *, const struct timespec *);
+typedef int (*sem_clockwait_fn)(sem_t *, clockid_t, const struct timespec *);
+
+/* Resolved once; dlsym would hand back pthread_cond_timedwait's pre-2.3.2 (old condvar) version, so ask for 2.3.2. */
+static void *next_symbol(const char *name, const char *version) {
+  void *f = version ? dlvsym(RTLD_NEXT, name, version) : NULL;
+  return f ? f : dlsym(RTLD_NEXT, name);
+}
+
+int pthread_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex, const struct timespec *abstime) {
+  static cond_timedwait_fn real = NULL;
+  if (real == NULL) real = (cond_timedwait_fn)next_symbol("pthread_cond_timedwait", "GLIBC_2.3.2");
+  struct timespec deadline = real_deadline(cond_clock(cond), abstime);
+  return real(cond, mutex, &deadline);
+}
+
+int pthread_cond_clockwait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clk, const struct timespec *abstime) {
+  static cond_clockwait_fn real = NULL;
+  if (real == NULL) real = (cond_clockwait_fn)next_symbol("pthread_cond_clockwait", NULL);
+  struct timespec deadline = real_deadline(clk, abstime);
+  return real(cond, mutex, clk, &deadline);
+}
+
+int clock_nanosleep(clockid_t clk, int flags, const struct timespec *request, struct timespec *remain) {
+  static clock_nanosleep_fn real = NULL;
+  if (real == NULL) real = (clock_nanosleep_fn)next_symbol("clock_nanosleep", NULL);
+  if (!(flags & TIMER_ABSTIME) || request == NULL) return real(clk, flags, request, remain);
+  struct timespec deadline = real_deadline(clk, request);
+  return real(clk, flags, &deadline, remain);
+}
+
+int sem_timedwait(sem_t *sem, const struct timespec *abstime) {
+  static sem_timedwait_fn real = NULL;
+  if (real == NULL) real = (sem_timedwait_fn)next_symbol("sem_timedwait", NULL);
+  struct timespec deadline = real_deadline(CLOCK_REALTIME, abstime);
+  return real(sem, &deadline);
+}
+
+int sem_clockwait(sem_t *sem, clockid_t clk, const struct timespec *abstime) {
+  static sem_clockwait_fn real = NULL;
+  if (real == NULL) real = (sem_clockwait_fn)next_symbol("sem_clockwait", NULL);
+  struct timespec deadline = real_deadline(clk, abstime);
+  return real(sem, clk, &deadline);
 }
