@@ -1,5 +1,6 @@
 import {
   createMemoryLockClient,
+  InvalidArgumentError,
   type LockClient,
   type MemoryCandidacy,
   MemoryElection,
@@ -39,6 +40,31 @@ function slowReturnClient(server: MemoryLockServer): LockClient<bigint> {
     acquire: (resource, options) => inner.acquire(resource, options).then(late),
     tryAcquire: (resource, options) => inner.tryAcquire(resource, options).then(late),
     close: () => inner.close(),
+  };
+}
+
+/**
+ * Refuses TTLs under 10 ms (so the 1 ms check only ever sees InvalidArgumentError) and hands other
+ * leases out 25 ms late without checking them: a short-TTL grant is then dead on return, the way
+ * etcd's were when their session's validity ran out on a busy event loop.
+ */
+function shortTtlLateClient(server: MemoryLockServer): LockClient<bigint> {
+  const inner = slowReturnClient(server);
+  const refuseTiny = (ttlMs: number) => {
+    if (ttlMs < 10) throw new InvalidArgumentError('ttlMs', ttlMs, 'at least 10 ms');
+  };
+  return {
+    ...inner,
+    acquire: async (resource, options) => {
+      refuseTiny(options.ttlMs);
+      await sleep(5);
+      return inner.acquire(resource, options);
+    },
+    tryAcquire: async (resource, options) => {
+      refuseTiny(options.ttlMs);
+      await sleep(5);
+      return inner.tryAcquire(resource, options);
+    },
   };
 }
 
@@ -87,6 +113,18 @@ describe('the conformance suite catches broken clients', () => {
         createClient: async () => slowReturnClient(new MemoryLockServer()),
       }),
     ).rejects.toThrow(/handed out a lease .* past its validUntil/);
+  });
+
+  it('fails a client that hands out dead short-TTL leases although it passes the 1 ms check', async () => {
+    const broken = { createClient: async () => shortTtlLateClient(new MemoryLockServer()) };
+    await runLockCheck('expired-grant-never-handed-out', broken);
+    await expect(runLockCheck('fresh-grants-under-load', broken)).rejects.toThrow(
+      /handed out a lease .* past its validUntil/,
+    );
+  });
+
+  it('the reference client passes the short-TTL check on a busy event loop', async () => {
+    await runLockCheck('fresh-grants-under-load', options(new MemoryLockServer()));
   });
 
   it('fails an election that lets several candidates lead at once', async () => {

@@ -1,11 +1,17 @@
 import { type LockConformanceOptions, withCheckContext } from './context.js';
 import type { LockCheck } from './lock-check.js';
+import { freshGrantChecks } from './lock-checks-fresh.js';
 import { lifecycleChecks } from './lock-checks-lifecycle.js';
 import { safetyChecks } from './lock-checks-safety.js';
 import { waitingChecks } from './lock-checks-waiting.js';
 
 /** Every check of the lock contract, in the order the suite runs them. */
-export const lockChecks: readonly LockCheck[] = [...safetyChecks, ...waitingChecks, ...lifecycleChecks];
+export const lockChecks: readonly LockCheck[] = [
+  ...safetyChecks,
+  ...freshGrantChecks,
+  ...waitingChecks,
+  ...lifecycleChecks,
+];
 
 /** Finds a check by id; throws naming the known ids when there is none. */
 export function lockCheck(id: string): LockCheck {
