@@ -3,6 +3,7 @@ import {
   BackendUnavailableError,
   ClientClosedError,
   type Fence,
+  freshLease,
   IndeterminateError,
   type LockCapabilities,
   type LockClient,
@@ -73,12 +74,18 @@ export class RemoteLockClient implements LockClient<Fence> {
     }
     if (reply === null) return null;
     const owner = reply.owner;
+    // Validity counts from the send, so a long wait in the server's queue can use all of it up: such a
+    // grant is given back, never handed out (the contract; the lease checker's 'expired-grant').
+    return freshLease(this.#lease(resource, owner, reply.fence, sentAt, o.ttlMs));
+  }
+
+  #lease(resource: string, owner: string, fence: string, sentAt: number, ttlMs: number): ManagedLease<Fence> {
     return new ManagedLease<Fence>({
       resource,
       owner,
-      fence: BigInt(reply.fence),
+      fence: BigInt(fence),
       sentAt,
-      ttlMs: o.ttlMs,
+      ttlMs,
       operations: {
         extend: async (ttlMs) => {
           try {

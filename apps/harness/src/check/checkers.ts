@@ -5,6 +5,7 @@ import {
   checkElection,
   checkFences,
   checkInventory,
+  checkLeases,
   checkMutex,
   type HistoryEvent,
 } from '@fencekit/checker';
@@ -18,9 +19,11 @@ export interface CheckPlan {
 }
 
 /**
- * Which of the checker package's lock checkers judge which workload. Each sees only the resource's
+ * Which of the checker package's lock checkers judge which workload. Most see only the resource's
  * view (what was accepted, when); fence monotonicity is judged wherever the backend hands out fences,
- * fencing on or off: with it off, an accepted stale write is exactly the evidence of a lost lock.
+ * fencing on or off: with it off, an accepted stale write is exactly the evidence of a lost lock. The
+ * `lease` check judges the clients' own beliefs instead (grants, `validUntil`, ends, recorded by every
+ * lock workload's client): no two grants of one resource believed valid at once, whatever the fencing.
  */
 type History = readonly HistoryEvent[];
 
@@ -35,16 +38,17 @@ const judge =
 export function checkersFor(plan: CheckPlan): Record<string, Checker<History>> {
   const fences: Record<string, Checker<History>> = plan.fenced ? { fences: judge(checkFences) } : {};
   const inventory = judge((h) => checkInventory(h, { initialStock: plan.initialStock }));
+  const lease = judge((h) => checkLeases(h));
   switch (plan.workload) {
     case 'inventory':
-      return { inventory, ...fences };
+      return { inventory, ...fences, lease };
     case 'cas':
       return { inventory };
     case 'mutex':
-      return { mutex: judge((h) => checkMutex(h)), ...fences };
+      return { mutex: judge((h) => checkMutex(h)), ...fences, lease };
     case 'election':
       return { election: judge(checkElection) };
     case 'cron':
-      return { cron: judge((h) => checkCron(h)) };
+      return { cron: judge((h) => checkCron(h)), lease };
   }
 }

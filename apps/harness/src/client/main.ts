@@ -13,6 +13,7 @@ import { EventPipe } from '../run/event-pipe.js';
 import { workloads } from '../workloads/index.js';
 import type { ClientConfig, WorkloadContext } from '../workloads/types.js';
 import { sleep } from '../workloads/util.js';
+import { recordClose } from './close.js';
 import { OpRecorder } from './recorder.js';
 import { WindowAcks } from './window-acks.js';
 
@@ -81,7 +82,7 @@ async function main(config: ClientConfig): Promise<void> {
   } catch (error) {
     failure = (error as Error).stack ?? String(error);
   }
-  await backend.close().catch(() => undefined);
+  await recordClose(recorder, backend, config);
   resource.close();
   pipe.finish(failure ? { failure } : {});
 }

@@ -36,20 +36,39 @@ export class OpRecorder {
     return this.#process;
   }
 
-  async op(f: string, input: unknown, body: () => Promise<Outcome>): Promise<Outcome> {
+  /**
+   * Records `f` around `body`. What `body` passes to `note` (facts it learnt on the way, such as a lease
+   * observation) is merged into the completion's value whatever the outcome, a thrown error included.
+   */
+  async op(
+    f: string,
+    input: unknown,
+    body: (note: (facts: Record<string, unknown>) => void) => Promise<Outcome>,
+  ): Promise<Outcome> {
     const process = this.#process;
     this.#pipe.push({ time: nowNs(), process, type: 'invoke', f, value: input });
+    let notes: Record<string, unknown> | undefined;
+    const note = (facts: Record<string, unknown>) => {
+      notes = { ...notes, ...facts };
+    };
     let outcome: Outcome;
     try {
-      outcome = await body();
+      outcome = await body(note);
     } catch (error) {
       outcome = classify(error);
     }
-    const event = { time: nowNs(), process, type: outcome.type, f, value: outcome.value };
+    const value = notes === undefined ? outcome.value : withNotes(outcome.value, notes);
+    const event = { time: nowNs(), process, type: outcome.type, f, value };
     this.#pipe.push(outcome.error ? { ...event, error: outcome.error } : event);
     if (outcome.type === 'info') this.#process += this.#clients;
     return outcome;
   }
+}
+
+function withNotes(value: unknown, notes: Record<string, unknown>): unknown {
+  if (value === null || value === undefined) return notes;
+  if (typeof value === 'object' && !Array.isArray(value)) return { ...value, ...notes };
+  return { result: value, ...notes };
 }
 
 /** Errors that prove the operation did not happen. */

@@ -1,7 +1,6 @@
-import { type Fence, type Lease, type LockClient, LockTimeoutError, monotonicNow } from '@fencekit/core';
-import { ok } from '../client/recorder.js';
-import type { ClientConfig, WorkloadContext } from './types.js';
-import { fenceOf, sleep } from './util.js';
+import { type Fence, type Lease, type LockClient, LockTimeoutError } from '@fencekit/core';
+import type { ClientConfig } from './types.js';
+import { sleep } from './util.js';
 
 /**
  * How a client takes the lock. `wait` is the backend's own blocking acquire (queues, wake-ups);
@@ -26,38 +25,4 @@ export async function takeLock(
     await sleep(5 + random() * 20, signal);
   }
   throw new LockTimeoutError(key, config.opTimeoutMs);
-}
-
-/**
- * The loop the lock workloads share: acquire (one recorded op), the workload's section, release (one
- * recorded op), until the client is stopped or the section says there is nothing left to do. The
- * acquire's result carries the fence and the validity left at the grant (`validMs`, by the client's
- * own clock), so a scenario can show a grant was still valid when another client got the lock.
- */
-export async function lockedSections(
-  ctx: WorkloadContext,
-  resource: string,
-  section: (lease: Lease<Fence | undefined>, fence: string | undefined) => Promise<'more' | 'done'>,
-): Promise<void> {
-  const { config, locks, recorder, stopping } = ctx;
-  const key = `${config.namespace}:${resource}`;
-  while (!stopping.aborted) {
-    let lease: Lease<Fence | undefined> | undefined;
-    const acquired = await recorder.op('acquire', { resource }, async () => {
-      lease = await takeLock(locks, key, config, stopping, ctx.random);
-      return ok({ fence: fenceOf(lease) ?? null, validMs: Math.round(lease.validUntil - monotonicNow()) });
-    });
-    if (acquired.type !== 'ok' || !lease) {
-      await sleep(ctx.random() * 20, stopping);
-      continue;
-    }
-    const held = lease;
-    const fence = fenceOf(held);
-    const next = await section(held, fence);
-    await recorder.op('release', { fence: fence ?? null }, async () => {
-      await held.release();
-      return ok();
-    });
-    if (next === 'done') return;
-  }
 }

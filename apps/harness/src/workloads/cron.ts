@@ -1,6 +1,9 @@
+import type { Fence, Lease } from '@fencekit/core';
+import { grantFact, observe } from '../client/lease-facts.js';
 import { fail, ok } from '../client/recorder.js';
+import { grantIds } from './sections.js';
 import type { Workload } from './types.js';
-import { fenceOf, sleep } from './util.js';
+import { sleep } from './util.js';
 
 /**
  * N workers, one job per tick, deduplicated by a lock "for efficiency": the first worker to take the
@@ -13,24 +16,30 @@ export const cron: Workload = async (ctx) => {
   const epoch = performance.timeOrigin + performance.now();
   // Ticks are numbered on the wall clock's grid shared by all workers, so they agree on tick numbers.
   let tick = Math.floor(epoch / config.tickMs) + 1;
+  const nextGrant = grantIds(config.index);
   while (!stopping.aborted) {
     const due = tick * config.tickMs - (performance.timeOrigin + performance.now());
     if (due > 0) await sleep(due, stopping);
     if (stopping.aborted) return;
     const key = `${config.namespace}:cron:${tick}`;
     const current = tick;
-    let fence: string | undefined;
-    let granted = false;
-    await recorder.op('lock', { tick: current }, async () => {
+    const grant = nextGrant();
+    let held: Lease<Fence | undefined> | undefined;
+    // Each tick's lock is its own resource; the lease is never released (it keeps the tick taken).
+    await recorder.op('lock', { tick: current, resource: `cron:${current}` }, async () => {
       const lease = await locks.tryAcquire(key, { ttlMs: config.tickMs * 2 });
       if (!lease) return fail({ tick: current, reason: 'held' });
-      granted = true;
-      fence = fenceOf(lease);
-      return ok({ tick: current, fence: fence ?? null });
+      held = lease;
+      return ok({ tick: current, ...grantFact(lease, grant, `cron:${current}`) });
     });
-    if (granted) {
+    if (held) {
+      const lease = held;
+      const fence = lease.fence === undefined ? undefined : lease.fence.toString();
       await ctx.window('run');
-      await recorder.op('run', { tick: current }, async () => {
+      // The worker runs the tick it was granted whatever its lease says now (the misfire policy);
+      // what it saw is recorded all the same.
+      await recorder.op('run', { tick: current }, async (note) => {
+        note({ lease: observe(lease, grant) });
         await resource.run(recorder.process, current, fence);
         return ok({ tick: current });
       });

@@ -1,32 +1,35 @@
 import { isFencekitError } from '@fencekit/core';
 import { fail, ok } from '../client/recorder.js';
-import { lockedSections } from './acquire.js';
+import { lockedSections } from './sections.js';
 import type { Workload } from './types.js';
 
 /**
  * The seed's first scenario: acquire → read stock → (window) → write stock − 1 with the fence →
  * release. Every purchase is one `buy` op between the `acquire` and `release` ops. With fencing on and
  * a store that can guard writes (etcd, ZooKeeper), the new stock is first written in the store under
- * its guard, and only a write the store accepted goes on to the resource (which checks the fence too). The client checks
- * that its lease is still valid before the window, as a careful client would; the window is the gap
- * that check cannot close.
+ * its guard, and only a write the store accepted goes on to the resource (which checks the fence too).
+ * The client checks that its lease is still valid before the window, as a careful client would, and
+ * the `buy` records what that check saw (`value.lease`); the window is the gap that check cannot close.
  */
 export const inventory: Workload = (ctx) =>
-  lockedSections(ctx, 'stock', async (held, fence) => {
+  lockedSections(ctx, 'stock', async (held) => {
     const { config, resource, recorder } = ctx;
+    const fence = held.fence;
     let soldOut = false;
-    await recorder.op('buy', { fence: fence ?? null }, async () => {
+    await recorder.op('buy', { grant: held.grant, fence: fence ?? null }, async (note) => {
       const { stock } = await resource.read(recorder.process, fence);
       if (stock <= 0) {
         soldOut = true;
         return fail({ reason: 'sold out', stock });
       }
-      if (!held.held) return fail({ reason: 'lease ended before the write' });
+      const check = held.check();
+      note({ lease: check });
+      if (!check.held) return fail({ reason: 'lease ended before the write' });
       await ctx.window('buy');
       if (config.fencing && ctx.guardedWrite) {
         // The store itself refuses the write once this grant is gone, whatever this client believes.
         try {
-          await ctx.guardedWrite(held, 'stock', String(stock - 1));
+          await ctx.guardedWrite(held.lease, 'stock', String(stock - 1));
         } catch (error) {
           if (isFencekitError(error, 'stale-fence'))
             return fail({ reason: 'store refused: lock no longer held' });

@@ -1,15 +1,20 @@
 import { fail, ok } from '../client/recorder.js';
-import { lockedSections } from './acquire.js';
+import { lockedSections } from './sections.js';
 import type { Workload } from './types.js';
 
 /**
- * Critical sections timed by the resource: acquire → enter (the resource records the entry, and
- * refuses a stale fence when fencing is on) → hold for the window → leave → release.
+ * Critical sections timed by the resource: acquire → check the lease (recorded on the `enter` op as
+ * `value.lease`) → enter (the resource records the entry, and refuses a stale fence when fencing is
+ * on) → hold for the window → leave → release.
  */
 export const mutex: Workload = (ctx) =>
-  lockedSections(ctx, 'section', async (_lease, fence) => {
+  lockedSections(ctx, 'section', async (held) => {
     const { resource, recorder } = ctx;
-    const entered = await recorder.op('enter', { fence: fence ?? null }, async () => {
+    const fence = held.fence;
+    const entered = await recorder.op('enter', { grant: held.grant, fence: fence ?? null }, async (note) => {
+      const check = held.check();
+      note({ lease: check });
+      if (!check.held) return fail({ reason: 'lease ended before entering' });
       const { accepted } = await resource.enter(recorder.process, fence);
       return accepted ? ok() : fail({ reason: 'stale fence refused' });
     });

@@ -17,6 +17,20 @@ export {
   type InventoryViolation,
 } from './inventory.js';
 export {
+  checkLeases,
+  type LeaseCheckOptions,
+  type LeaseResult,
+  type LeaseStats,
+  type LeaseViolation,
+} from './lease.js';
+export {
+  DEFAULT_RELEASE_OPS,
+  type LeaseFactOptions,
+  type LeaseFacts,
+  type LeaseWindow,
+  leaseWindows,
+} from './lease-history.js';
+export {
   type CriticalSection,
   checkMutex,
   criticalSections,

@@ -1,0 +1,237 @@
+import type { HistoryEvent, ProcessId } from '../history/types.js';
+import { LockHistoryError } from './errors.js';
+import { RESOURCE_PROCESS } from './events.js';
+
+/**
+ * What a lock client believed about its leases, read from its own operations (see the README's
+ * "Lease histories"). All times are ns on the history's monotonic clock, as decimal strings or numbers.
+ *
+ * - **Grant**: an `ok` completion whose value has `validUntil` (ns, or `null` for a lease that claims
+ *   no expiry). Optional: `grant` (an id unique in the history; without one, later facts of the same
+ *   process refer to its latest grant), `resource` (else the event's `key`, else the invoke's
+ *   `value.resource`, else one resource), `fence`, `at` (when `validUntil` was read; default the event's time).
+ * - **Observation**: `value.lease` (an object or an array of them) on any client event:
+ *   `{grant?, held, validUntil?, at?}` — the client read `held` (and `validUntil`) at `at`.
+ * - **End**: the `invoke` of a release op (`release`, `resign`) naming `grant` (or the process's latest).
+ */
+export const LEASE_FACT = 'lease';
+export const DEFAULT_RELEASE_OPS: readonly string[] = ['release', 'resign'];
+
+/** One grant's believed-valid window: [start, end), empty when `end <= start`. */
+export interface LeaseWindow {
+  key: string;
+  grant: string;
+  process: ProcessId;
+  fence?: string | undefined;
+  /** When the client learnt of the grant (the `ok`'s time). */
+  start: number;
+  /** min(release, `held` seen false, the latest `validUntil` believed); Infinity = never ended. */
+  end: number;
+  /** The latest `validUntil` the client believed (Infinity = unbounded). */
+  validUntil: number;
+  /** The `validUntil` read at the grant, and when it was read (if the history says). */
+  grantedValidUntil: number;
+  grantedAt?: number | undefined;
+  endedBy: 'release' | 'not-held' | 'expired' | 'open';
+  grantIndex: number;
+  endIndex?: number | undefined;
+  observations: number;
+}
+
+export interface LeaseFacts {
+  windows: LeaseWindow[];
+  /** Facts naming a grant the history never granted (or a process with no grant yet). */
+  unlinked: number;
+}
+
+export interface LeaseFactOptions {
+  /** Ops whose invoke ends the lease it names. Default `release`, `resign`. */
+  releaseOps?: readonly string[];
+}
+
+interface Fact {
+  at: number;
+  held: boolean;
+  validUntil?: number | undefined;
+  release: boolean;
+  index: number;
+}
+
+interface Grant {
+  window: LeaseWindow;
+  facts: Fact[];
+}
+
+/** Every grant of the history with its believed-valid window, in history order. */
+export function leaseWindows(history: Iterable<HistoryEvent>, options: LeaseFactOptions = {}): LeaseFacts {
+  const releaseOps = new Set(options.releaseOps ?? DEFAULT_RELEASE_OPS);
+  const grants = new Map<string, Grant>();
+  const latest = new Map<ProcessId, string>();
+  const invoked = new Map<ProcessId, HistoryEvent>();
+  let unlinked = 0;
+  const grantFor = (event: HistoryEvent, named: unknown): Grant | undefined => {
+    const id = named === undefined || named === null ? latest.get(event.process) : String(named);
+    const grant = id === undefined ? undefined : grants.get(id);
+    if (!grant) unlinked++;
+    return grant;
+  };
+  for (const event of inTimeOrder(history)) {
+    if (event.process === RESOURCE_PROCESS || event.process === 'nemesis') continue;
+    if (typeof event.time !== 'number' || Number.isNaN(event.time)) {
+      throw new LockHistoryError(event.index, 'a numeric "time"', event.time);
+    }
+    const value = isObject(event.value) ? event.value : undefined;
+    if (event.type === 'invoke') invoked.set(event.process, event);
+    else {
+      const invoke = invoked.get(event.process);
+      invoked.delete(event.process);
+      if (event.type === 'ok' && value && 'validUntil' in value) {
+        const grant = newGrant(event, value, invoke);
+        if (grants.has(grant.window.grant)) {
+          throw new LockHistoryError(event.index, `a grant id used once`, grant.window.grant);
+        }
+        grants.set(grant.window.grant, grant);
+        latest.set(event.process, grant.window.grant);
+      }
+    }
+    if (!value) continue;
+    if (event.type === 'invoke' && releaseOps.has(event.f)) {
+      grantFor(event, value.grant)?.facts.push({
+        at: event.time,
+        held: false,
+        release: true,
+        index: event.index,
+      });
+    }
+    const lease = value[LEASE_FACT];
+    if (lease === undefined || lease === null) continue;
+    for (const raw of Array.isArray(lease) ? lease : [lease]) {
+      const fact = observation(event, raw);
+      grantFor(event, (raw as Record<string, unknown>).grant)?.facts.push(fact);
+    }
+  }
+  const windows: LeaseWindow[] = [];
+  for (const grant of grants.values()) windows.push(close(grant));
+  return { windows, unlinked };
+}
+
+function newGrant(
+  event: HistoryEvent,
+  value: Record<string, unknown>,
+  invoke: HistoryEvent | undefined,
+): Grant {
+  const validUntil = nsOf(event, value.validUntil, 'validUntil', true);
+  const resource =
+    value.resource ??
+    event.key ??
+    (isObject(invoke?.value) ? (invoke.value as Record<string, unknown>).resource : undefined) ??
+    '';
+  const fence = value.fence;
+  return {
+    window: {
+      key: String(resource),
+      grant: value.grant === undefined || value.grant === null ? `#${event.index}` : String(value.grant),
+      process: event.process,
+      fence: fence === undefined || fence === null ? undefined : String(fence),
+      start: event.time,
+      end: Number.POSITIVE_INFINITY,
+      validUntil,
+      grantedValidUntil: validUntil,
+      grantedAt: value.at === undefined ? undefined : nsOf(event, value.at, 'at'),
+      endedBy: 'open',
+      grantIndex: event.index,
+      endIndex: undefined,
+      observations: 0,
+    },
+    facts: [],
+  };
+}
+
+function observation(event: HistoryEvent, raw: unknown): Fact {
+  if (!isObject(raw) || typeof raw.held !== 'boolean') {
+    throw new LockHistoryError(
+      event.index,
+      `"value.${LEASE_FACT}" as {held: boolean, validUntil?, at?}`,
+      raw,
+    );
+  }
+  return {
+    at: raw.at === undefined ? event.time : nsOf(event, raw.at, `${LEASE_FACT}.at`),
+    held: raw.held,
+    validUntil:
+      raw.validUntil === undefined
+        ? undefined
+        : nsOf(event, raw.validUntil, `${LEASE_FACT}.validUntil`, true),
+    release: false,
+    index: event.index,
+  };
+}
+
+/**
+ * Walks a grant's facts in the order the client made them: the belief at any instant is the latest
+ * `validUntil` read before it, so the window ends at the first instant past that, or at the first
+ * release or `held: false`, whichever comes first.
+ */
+function close(grant: Grant): LeaseWindow {
+  const w = grant.window;
+  const facts = grant.facts.sort((a, b) => a.at - b.at || a.index - b.index);
+  let believed = w.validUntil;
+  let end = Number.POSITIVE_INFINITY;
+  for (const fact of facts) {
+    if (believed <= fact.at) break;
+    if (!fact.held) {
+      end = fact.at;
+      w.endedBy = fact.release ? 'release' : 'not-held';
+      w.endIndex = fact.index;
+      break;
+    }
+    w.observations++;
+    if (fact.validUntil === undefined) continue;
+    believed = fact.validUntil;
+    // A reading already past its own validUntil ends the belief at the reading (not earlier: until then
+    // the client believed the previous one).
+    if (believed <= fact.at) {
+      end = fact.at;
+      w.endedBy = 'expired';
+      w.endIndex = fact.index;
+      break;
+    }
+  }
+  w.validUntil = believed;
+  // No fact ended it: the belief runs to its latest validUntil (a window never ends before it starts).
+  if (end === Number.POSITIVE_INFINITY && Number.isFinite(believed)) {
+    end = Math.max(believed, w.start);
+    w.endedBy = 'expired';
+  }
+  w.end = end;
+  return w;
+}
+
+/** The history in time order (ties by index), without a copy when it already is. */
+function inTimeOrder(history: Iterable<HistoryEvent>): readonly HistoryEvent[] {
+  const all = Array.isArray(history) ? (history as readonly HistoryEvent[]) : [...history];
+  for (let i = 1; i < all.length; i++) {
+    const a = all[i - 1]!;
+    const b = all[i]!;
+    if (b.time < a.time || (b.time === a.time && b.index < a.index)) {
+      return [...all].sort((x, y) => x.time - y.time || x.index - y.index);
+    }
+  }
+  return all;
+}
+
+/** A time in ns from a decimal string or a number; `null` is "unbounded" where allowed. */
+export function nsOf(event: HistoryEvent, raw: unknown, field: string, nullable = false): number {
+  if (raw === null && nullable) return Number.POSITIVE_INFINITY;
+  if (typeof raw === 'number' && Number.isFinite(raw)) return raw;
+  if (typeof raw === 'string' && /^-?\d+(\.\d+)?$/.test(raw)) return Number(raw);
+  throw new LockHistoryError(
+    event.index,
+    `"value.${field}" as ns (a decimal string or a number${nullable ? ', or null' : ''})`,
+    raw,
+  );
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

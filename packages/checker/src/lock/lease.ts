@@ -1,0 +1,165 @@
+import type { HistoryEvent, ProcessId } from '../history/types.js';
+import type { CheckResult } from '../verdict.js';
+import { LockHistoryError } from './errors.js';
+import { type LeaseFactOptions, type LeaseWindow, leaseWindows } from './lease-history.js';
+
+/**
+ * - `overlap`: two grants on one resource were both believed valid during [from, to). `firstLeftNs` /
+ *   `secondLeftNs` = how much validity each believed it had left at `from`.
+ * - `expired-grant`: a grant handed out with its `validUntil` already past when the client first read
+ *   it (judged only where the grant records `at`, the instant of that read).
+ */
+export type LeaseViolation =
+  | {
+      kind: 'overlap';
+      key: string;
+      message: string;
+      first: LeaseWindow;
+      second: LeaseWindow;
+      from: number;
+      to: number;
+      firstLeftNs: number;
+      secondLeftNs: number;
+      /** The clients (process ids) of both grants, for drawing. */
+      processes: [ProcessId, ProcessId];
+    }
+  | {
+      kind: 'expired-grant';
+      key: string;
+      message: string;
+      index: number;
+      grant: LeaseWindow;
+      lateNs: number;
+    };
+
+export interface LeaseStats {
+  grants: number;
+  /** Grants whose window is empty (ended before the client learnt of the grant). */
+  emptyWindows: number;
+  /** Windows still open at the end of the history with no bound (`validUntil: null`, never ended). */
+  unbounded: number;
+  /** `held: true` observations that fell inside a window. */
+  observations: number;
+  overlaps: number;
+  expiredGrants: number;
+  /** Facts naming a grant the history does not contain. */
+  unlinked: number;
+  resources: number;
+}
+
+export interface LeaseCheckOptions extends LeaseFactOptions {
+  /** Overlapping pairs kept in `violations` (all are counted). Default 1000. */
+  maxViolations?: number;
+}
+
+export type LeaseResult = CheckResult<LeaseViolation, LeaseStats>;
+
+/**
+ * The lease contract's core promise, judged by the clients' own beliefs: no two grants on one resource
+ * are believed valid at the same instant, fencing or not. A grant's believed-valid window is
+ * [its `ok`, min(its release, `held` seen false, the latest `validUntil` the client read while it
+ * held)). Sorted sweep per resource: O(n log n + k) for k overlapping pairs. A history with no grants
+ * is `unknown`: nothing was judged.
+ */
+export function checkLeases(history: Iterable<HistoryEvent>, options: LeaseCheckOptions = {}): LeaseResult {
+  const max = options.maxViolations ?? 1000;
+  if (!Number.isInteger(max) || max < 0) {
+    throw new LockHistoryError(undefined, 'maxViolations to be a non-negative integer', max);
+  }
+  const { windows, unlinked } = leaseWindows(history, options);
+  const stats: LeaseStats = {
+    grants: windows.length,
+    emptyWindows: 0,
+    unbounded: 0,
+    observations: 0,
+    overlaps: 0,
+    expiredGrants: 0,
+    unlinked,
+    resources: 0,
+  };
+  const violations: LeaseViolation[] = [];
+  const byKey = new Map<string, LeaseWindow[]>();
+  for (const w of windows) {
+    stats.observations += w.observations;
+    if (w.grantedAt !== undefined && w.grantedValidUntil <= w.grantedAt) {
+      stats.expiredGrants++;
+      if (violations.length < max) violations.push(expiredGrant(w));
+    }
+    if (w.end <= w.start) {
+      stats.emptyWindows++;
+      continue;
+    }
+    if (!Number.isFinite(w.end)) stats.unbounded++;
+    const list = byKey.get(w.key);
+    if (list) list.push(w);
+    else byKey.set(w.key, [w]);
+  }
+  stats.resources = byKey.size;
+  for (const list of byKey.values()) {
+    list.sort((a, b) => a.start - b.start || a.grantIndex - b.grantIndex);
+    let active: LeaseWindow[] = [];
+    for (const w of list) {
+      // Half-open windows: one that ends exactly when the next begins does not overlap it.
+      active = active.filter((a) => a.end > w.start);
+      for (const a of active) {
+        stats.overlaps++;
+        if (violations.length < max) violations.push(overlap(a, w));
+      }
+      active.push(w);
+    }
+  }
+  if (windows.length === 0) {
+    return {
+      verdict: 'unknown',
+      violations,
+      stats,
+      error: 'no lease grants (ok events with value.validUntil): nothing to check',
+    };
+  }
+  return { verdict: violations.length > 0 ? 'illegal' : 'ok', violations, stats };
+}
+
+function overlap(first: LeaseWindow, second: LeaseWindow): LeaseViolation {
+  const from = second.start;
+  const to = Math.min(first.end, second.end);
+  const left = (w: LeaseWindow) => w.validUntil - from;
+  const who = (w: LeaseWindow) =>
+    `grant ${w.grant} of process ${w.process}${w.fence === undefined ? '' : ` (fence ${w.fence})`}`;
+  const span = Number.isFinite(to) ? `for ${formatNs(to - from)}` : 'to the end of the history';
+  return {
+    kind: 'overlap',
+    key: first.key,
+    message:
+      `${who(first)} and ${who(second)} both believed valid ${span}; ` +
+      `validity left at the second grant: ${formatNs(left(first))} and ${formatNs(left(second))}`,
+    first,
+    second,
+    from,
+    to,
+    firstLeftNs: left(first),
+    secondLeftNs: left(second),
+    processes: [first.process, second.process],
+  };
+}
+
+function expiredGrant(w: LeaseWindow): LeaseViolation {
+  const lateNs = (w.grantedAt ?? w.start) - w.grantedValidUntil;
+  return {
+    kind: 'expired-grant',
+    key: w.key,
+    message: `grant ${w.grant} of process ${w.process} was handed out ${formatNs(lateNs)} past its validUntil`,
+    index: w.grantIndex,
+    grant: w,
+    lateNs,
+  };
+}
+
+/** A duration in the history's nanoseconds, for messages. */
+export function formatNs(ns: number): string {
+  if (!Number.isFinite(ns)) return ns > 0 ? 'unbounded' : '-unbounded';
+  const abs = Math.abs(ns);
+  if (abs >= 1e9) return `${(ns / 1e9).toFixed(3)} s`;
+  if (abs >= 1e6) return `${(ns / 1e6).toFixed(3)} ms`;
+  if (abs >= 1e3) return `${(ns / 1e3).toFixed(1)} µs`;
+  return `${ns} ns`;
+}
