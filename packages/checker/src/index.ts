@@ -18,5 +18,6 @@ export {
   type CompositeResult,
   composeVerdicts,
   isVerdict,
+  nothingToCheck,
   runCheckers,
 } from './verdict.js';

@@ -2,13 +2,36 @@ import type { Verdict } from './history/types.js';
 
 /**
  * What every checker returns: a verdict, the violations that justify an `illegal` verdict (empty
- * otherwise), and figures about what was checked. `error` says why a verdict is `unknown`.
+ * otherwise), and figures about what was checked. `error` says why a verdict is `unknown` when the
+ * check could not be carried out (it crashed, ran out of budget, or lacked something it needs);
+ * `nothingToCheck` says why, when the history holds nothing this checker judges (see below).
  */
 export interface CheckResult<V = unknown, S = unknown> {
   verdict: Verdict;
   violations: V[];
   stats: S;
   error?: string;
+  nothingToCheck?: string;
+}
+
+/**
+ * The one way a checker says "this history gives me nothing to judge" (a mutex-only history handed
+ * to the election checker, a run that recorded no resource line): verdict `unknown`, never `ok` —
+ * a check that looked at nothing has not passed anything — with `nothingToCheck` naming what was
+ * missing, e.g. `'no resource "claim" lines'`. No violations; `stats` as the checker counted them.
+ * `error` repeats it as `nothing to check: <why>`, so readers that only show `error` still say why.
+ */
+export function nothingToCheck<S>(
+  why: string,
+  stats: S,
+): CheckResult<never, S> & { nothingToCheck: string; error: string } {
+  return {
+    verdict: 'unknown',
+    violations: [],
+    stats,
+    nothingToCheck: why,
+    error: `nothing to check: ${why}`,
+  };
 }
 
 /** A named check over some input (a history, usually). May be sync or async; may throw. */

@@ -1,7 +1,7 @@
 import type { HistoryEvent } from '../history/types.js';
-import type { CheckResult } from '../verdict.js';
+import { type CheckResult, nothingToCheck } from '../verdict.js';
 import { LockHistoryError } from './errors.js';
-import type { ClientId } from './events.js';
+import type { ClientId, RunEvent } from './events.js';
 import { acceptedOf, clientOf, resourceEvents, resourceKey } from './resource-log.js';
 
 /** One tick of one job that ran more than once. */
@@ -42,6 +42,32 @@ export type CronResult = CheckResult<DuplicateRun, CronStats>;
 const KINDS: ReadonlySet<'run'> = new Set(['run']);
 
 /**
+ * A tick's identity. An integer tick — a JSON number, or a string of decimal digits — is its value, so
+ * `5`, `"5"` and `"05"` are one tick, and a string keeps ticks past 2^53 exact; any other string is a
+ * label compared as written. A number that is not a safe integer is refused, as fences are: JSON
+ * parsing has already rounded it, so two different ticks could look the same.
+ */
+function tickOf(event: RunEvent): string {
+  const raw: unknown = event.value.tick;
+  if (typeof raw === 'bigint') return raw.toString();
+  if (typeof raw === 'number' && Number.isSafeInteger(raw)) return String(raw);
+  if (typeof raw === 'string') return /^-?\d+$/.test(raw) ? BigInt(raw).toString() : raw;
+  throw new LockHistoryError(
+    event.index,
+    '"value.tick" as a safe integer or a string (a decimal string past 2^53) on a resource "run"',
+    raw,
+  );
+}
+
+/** The job a run belongs to: a missing `job` and `""` are both the default job. */
+function jobOf(event: RunEvent): string {
+  const raw: unknown = event.value.job;
+  if (raw === undefined || raw === null) return '';
+  if (typeof raw === 'string') return raw;
+  throw new LockHistoryError(event.index, '"value.job" as a string on a resource "run"', raw);
+}
+
+/**
  * Duplicate executions of a scheduled job: each (job, tick) must run at most once. A refused run did
  * not execute and does not count. Reports duplicates per 1 000 ticks, the figure cron dedup is judged by.
  */
@@ -62,16 +88,8 @@ export function checkCron(history: Iterable<HistoryEvent>, options: CronOptions 
     }
     stats.runs++;
     const key = resourceKey(event);
-    const job = event.value.job ?? '';
-    const rawTick: unknown = event.value.tick;
-    if (typeof rawTick !== 'number' && typeof rawTick !== 'string') {
-      throw new LockHistoryError(
-        event.index,
-        '"value.tick" as a number or string on a resource "run"',
-        rawTick,
-      );
-    }
-    const tick = String(rawTick);
+    const job = jobOf(event);
+    const tick = tickOf(event);
     const id = JSON.stringify([key, job, tick]);
     let run = byTick.get(id);
     if (run === undefined) {
@@ -84,6 +102,7 @@ export function checkCron(history: Iterable<HistoryEvent>, options: CronOptions 
     run.fences.push(fence === undefined || fence === null ? undefined : String(fence));
     run.indices.push(event.index);
   }
+  if (stats.runs + stats.refused === 0) return nothingToCheck('no resource "run" lines', stats);
   const violations: DuplicateRun[] = [];
   for (const run of byTick.values()) {
     if (run.runs < 2) continue;

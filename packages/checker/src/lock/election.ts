@@ -1,8 +1,8 @@
 import type { HistoryEvent } from '../history/types.js';
-import type { CheckResult } from '../verdict.js';
+import { type CheckResult, nothingToCheck } from '../verdict.js';
 import { LockHistoryError } from './errors.js';
 import type { ClientId } from './events.js';
-import { acceptedOf, clientOf, fenceOf, resourceEvents, resourceKey } from './resource-log.js';
+import { acceptedOf, clientOf, comesBefore, fenceOf, resourceEvents, resourceKey } from './resource-log.js';
 
 /** A leader's reign as the resource saw it: its accepted claims for one term, first to last. */
 export interface Reign {
@@ -17,8 +17,9 @@ export interface Reign {
 }
 
 /**
- * - `two-leaders`: the reigns of two clients overlap in time (split brain), or two clients' claims were
- *   accepted under the same term;
+ * - `two-leaders`: the reigns of two clients overlap (split brain), or two clients' claims were
+ *   accepted under the same term. For overlapping reigns `from`–`to` is the overlap; for reigns that
+ *   share a term without overlapping, it spans both (first one's start to the later end);
  * - `deposed-claim`: a claim accepted under a term lower than one already accepted (a deposed leader
  *   still acting).
  */
@@ -113,36 +114,46 @@ export function checkElection(history: Iterable<HistoryEvent>): ElectionResult {
       reign.claims++;
     }
   }
+  if (stats.claims + stats.refused === 0) return nothingToCheck('no resource "claim" lines', stats);
   violations.push(...splitBrain([...reigns.values()]));
   stats.reigns = reigns.size;
   stats.resources = highest.size;
   return { verdict: violations.length > 0 ? 'illegal' : 'ok', violations, stats };
 }
 
-/** Pairs of reigns by different clients that overlap in time or share a term: sort by start, then sweep. */
+/**
+ * Every pair of reigns by different clients that overlap or share a term: sort by start, then sweep.
+ * Reigns are compared in the resource's order (time, ties by history index), as mutual exclusion is:
+ * a hand-over within one nanosecond — the old leader's last claim, then the new one's first, at the
+ * same `time` in index order — is one leader after the other, not two at once.
+ */
 function splitBrain(reigns: Reign[]): ElectionViolation[] {
   const found: ElectionViolation[] = [];
   reigns.sort((a, b) => a.from - b.from || a.firstIndex - b.firstIndex);
   const open = new Map<string, Reign[]>();
-  const termHolders = new Map<string, Reign>();
+  const termHolders = new Map<string, Reign[]>();
   for (const reign of reigns) {
-    const active = (open.get(reign.key) ?? []).filter((r) => r.to >= reign.from);
+    const active = (open.get(reign.key) ?? []).filter(
+      (r) => !comesBefore(r.to, r.lastIndex, reign.from, reign.firstIndex),
+    );
     for (const other of active) {
-      if (other.client === reign.client) continue;
-      found.push(pair(other, reign));
+      if (other.client !== reign.client) found.push(pair(other, reign, true));
     }
-    const sameTerm = termHolders.get(JSON.stringify([reign.key, reign.term]));
-    if (sameTerm !== undefined && sameTerm.client !== reign.client && !active.includes(sameTerm)) {
-      found.push(pair(sameTerm, reign));
+    const termId = JSON.stringify([reign.key, reign.term]);
+    const sameTerm = termHolders.get(termId) ?? [];
+    for (const other of sameTerm) {
+      if (other.client !== reign.client && !active.includes(other)) found.push(pair(other, reign, false));
     }
-    termHolders.set(JSON.stringify([reign.key, reign.term]), reign);
+    sameTerm.push(reign);
+    termHolders.set(termId, sameTerm);
     active.push(reign);
     open.set(reign.key, active);
   }
   return found;
 }
 
-function pair(first: Reign, second: Reign): ElectionViolation {
+/** `first` began before `second`; `overlapping` when their reigns intersect (else they share a term). */
+function pair(first: Reign, second: Reign, overlapping: boolean): ElectionViolation {
   const same = first.term === second.term;
   return {
     kind: 'two-leaders',
@@ -152,8 +163,10 @@ function pair(first: Reign, second: Reign): ElectionViolation {
       : `client ${first.client} (term ${first.term}) and client ${second.client} (term ${second.term}) both had claims accepted at once`,
     first,
     second,
-    from: second.from,
-    to: Math.min(first.to, second.to),
+    // Never inverted: an overlap starts at the later start and ends at the earlier end; a shared term
+    // without overlap spans from the first reign's start to the end of the later one.
+    from: overlapping ? second.from : first.from,
+    to: overlapping ? Math.min(first.to, second.to) : Math.max(first.to, second.to),
   };
 }
 

@@ -1,5 +1,5 @@
 import type { HistoryEvent } from '../history/types.js';
-import type { CheckResult } from '../verdict.js';
+import { type CheckResult, nothingToCheck } from '../verdict.js';
 import type { ClientId, ResourceEvent } from './events.js';
 import { acceptedOf, clientOf, fenceOf, resourceEvents, resourceKey } from './resource-log.js';
 
@@ -79,7 +79,10 @@ export function checkFences(history: Iterable<HistoryEvent>): FenceResult {
   }
   stats.resources = highest.size;
   if (stats.accepted + stats.staleRefused + stats.freshRefused === 0) {
-    return { verdict: 'unknown', violations, stats, error: 'no fenced resource events: nothing to check' };
+    return nothingToCheck(
+      'no fenced resource events ("enter", "write", "claim" or "run" with a fence)',
+      stats,
+    );
   }
   return { verdict: violations.length > 0 ? 'illegal' : 'ok', violations, stats };
 }

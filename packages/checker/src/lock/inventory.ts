@@ -1,7 +1,7 @@
 import type { HistoryEvent, ProcessId } from '../history/types.js';
-import type { CheckResult } from '../verdict.js';
+import { type CheckResult, nothingToCheck } from '../verdict.js';
 import { LockHistoryError } from './errors.js';
-import { type ClientId, RESOURCE_PROCESS, SALE_F } from './events.js';
+import { type ClientId, type InitEvent, RESOURCE_PROCESS, SALE_F } from './events.js';
 import { acceptedOf, clientOf, numberOf, resourceEvents, resourceKey } from './resource-log.js';
 
 /**
@@ -41,7 +41,7 @@ export interface InventoryStats {
 }
 
 export interface InventoryOptions {
-  /** Starting stock when the history has no `init` event (one resource). */
+  /** Starting stock of every resource that has no `init` line. */
   initialStock?: number;
 }
 
@@ -52,51 +52,57 @@ const KINDS: ReadonlySet<'init' | 'read' | 'write'> = new Set(['init', 'read', '
 interface Ledger {
   stock: InventoryStats;
   current: number;
-  initialised: boolean;
 }
+
+/** The `buy` outcomes of one resource (or of the buys that name none). */
+type Sales = Pick<InventoryStats, 'sales' | 'acknowledged' | 'indeterminate' | 'failed'>;
 
 /**
  * Lost updates and overselling on the inventory counter, per resource. Write by write, every accepted
  * write must take exactly one unit off the stock it replaced; overall, the units gone (initial − final)
- * must lie between the sales acknowledged and those plus the sales in doubt; stock never goes negative.
- * `stats` is per resource key ('' when the history has none).
+ * must lie between the sales acknowledged and those plus the sales in doubt, and no more sales may be
+ * acknowledged than there was stock; stock never goes negative. `stats` is per resource key ('' when
+ * the history has none). The README's "Lock checkers: exact semantics" says how each case is judged.
  */
 export function checkInventory(
   history: readonly HistoryEvent[],
   options: InventoryOptions = {},
 ): InventoryResult {
+  const events = resourceEvents(history, KINDS);
+  const sales = salesByResource(history);
+  if (events.length === 0 && sales.size === 0) {
+    return nothingToCheck('no resource "init", "read" or "write" lines and no "buy" operations', {});
+  }
+  const starts = startingStocks(events);
+  // Buys that name no resource belong to the only one there is; with several, only their sum is known.
+  const keys = new Set([...events.map(resourceKey), ...[...sales.keys()].filter((k) => k !== '')]);
+  const unkeyed = sales.get('');
+  const pooled = unkeyed !== undefined && !keys.has('') && keys.size > 1;
+  if (unkeyed !== undefined && !pooled && !keys.has('')) {
+    // No unkeyed resource: the only keyed one, or (buys alone, no resource line) a resource ''.
+    const only = keys.size === 1 ? [...keys][0]! : '';
+    keys.add(only);
+    if (only !== '') {
+      addSales(salesOf(sales, only), unkeyed);
+      sales.delete('');
+    }
+  }
   const ledgers = new Map<string, Ledger>();
-  const violations: InventoryViolation[] = [];
-  const ledgerOf = (key: string, index: number): Ledger => {
-    let ledger = ledgers.get(key);
-    if (ledger === undefined) {
-      if (options.initialStock === undefined) {
-        throw new LockHistoryError(
-          index,
-          `an "init" event with the starting stock of resource "${key}" first`,
-        );
-      }
-      ledger = newLedger(options.initialStock);
-      ledgers.set(key, ledger);
-    }
-    return ledger;
-  };
+  const unstarted: string[] = [];
+  for (const key of keys) {
+    const initial = starts.get(key) ?? options.initialStock;
+    if (initial === undefined) unstarted.push(key);
+    else ledgers.set(key, newLedger(initial, sales.get(key)));
+  }
 
-  for (const event of resourceEvents(history, KINDS)) {
-    const key = resourceKey(event);
-    if (event.f === 'init') {
-      const initial = numberOf(event, 'stock');
-      const existing = ledgers.get(key);
-      if (existing?.initialised) throw new LockHistoryError(event.index, `one "init" for resource "${key}"`);
-      ledgers.set(key, { ...newLedger(initial), initialised: true });
-      continue;
-    }
-    const ledger = ledgerOf(key, event.index);
+  const violations: InventoryViolation[] = [];
+  for (const event of events) {
+    const ledger = ledgers.get(resourceKey(event));
+    if (ledger === undefined || event.f === 'init') continue;
     if (event.f === 'read') {
       ledger.stock.reads++;
       continue;
     }
-    if (event.f !== 'write') continue;
     if (!acceptedOf(event)) {
       ledger.stock.writesRefused++;
       continue;
@@ -106,7 +112,7 @@ export function checkInventory(
     ledger.stock.writesAccepted++;
     ledger.current = wrote;
     const at = {
-      key,
+      key: resourceKey(event),
       index: event.index,
       client: clientOf(event),
       before,
@@ -123,21 +129,52 @@ export function checkInventory(
     if (wrote < 0) violations.push({ kind: 'oversell', message: `stock went to ${wrote}`, ...at });
   }
 
-  countSales(history, (key, index) => ledgerOf(key, index).stock);
   for (const [key, ledger] of ledgers) {
     const s = ledger.stock;
     s.final = ledger.current;
     s.decrements = s.initial - s.final;
-    violations.push(...totals(key, s));
+    if (!pooled) violations.push(...totals(key, s));
   }
-  return {
-    verdict: violations.length > 0 ? 'illegal' : 'ok',
-    violations,
-    stats: Object.fromEntries([...ledgers].map(([key, l]) => [key, l.stock])),
-  };
+  const stats = Object.fromEntries([...ledgers].map(([key, l]) => [key, l.stock]));
+  if (pooled && unstarted.length === 0) {
+    // Several resources and buys that name none: the bound holds for all of them together.
+    const all = pooledStats(
+      [...ledgers.values()].map((l) => l.stock),
+      unkeyed,
+    );
+    stats[''] = all;
+    violations.push(...totals('', all));
+  }
+  if (violations.length > 0) return { verdict: 'illegal', violations, stats };
+  if (unstarted.length > 0) {
+    const names = unstarted.map((k) => JSON.stringify(k)).join(', ');
+    return {
+      verdict: 'unknown',
+      violations,
+      stats,
+      error: `no starting stock for resource ${names}: it needs an "init" line or initialStock (--initial-stock)`,
+    };
+  }
+  return { verdict: 'ok', violations, stats };
 }
 
-function newLedger(initial: number): Ledger {
+/**
+ * The `init` line of each resource: its starting stock wherever the line sits (the harness writes it
+ * first, but a merged file or a clock tie can place it after the first writes). Two for one resource
+ * cannot both be its start.
+ */
+function startingStocks(events: readonly HistoryEvent[]): Map<string, number> {
+  const starts = new Map<string, number>();
+  for (const event of events) {
+    if (event.f !== 'init') continue;
+    const key = resourceKey(event);
+    if (starts.has(key)) throw new LockHistoryError(event.index, `one "init" for resource "${key}"`);
+    starts.set(key, numberOf(event as InitEvent, 'stock'));
+  }
+  return starts;
+}
+
+function newLedger(initial: number, sales: Sales | undefined): Ledger {
   const stock: InventoryStats = {
     initial,
     final: initial,
@@ -150,21 +187,59 @@ function newLedger(initial: number): Ledger {
     writesRefused: 0,
     reads: 0,
   };
-  return { stock, current: initial, initialised: false };
+  if (sales !== undefined) addSales(stock, sales);
+  return { stock, current: initial };
+}
+
+function pooledStats(all: readonly InventoryStats[], unkeyed: Sales | undefined): InventoryStats {
+  const sum = (field: keyof InventoryStats) => all.reduce((total, s) => total + s[field], 0);
+  const pooled: InventoryStats = {
+    initial: sum('initial'),
+    final: sum('final'),
+    decrements: sum('decrements'),
+    sales: sum('sales'),
+    acknowledged: sum('acknowledged'),
+    indeterminate: sum('indeterminate'),
+    failed: sum('failed'),
+    writesAccepted: sum('writesAccepted'),
+    writesRefused: sum('writesRefused'),
+    reads: sum('reads'),
+  };
+  if (unkeyed !== undefined) addSales(pooled, unkeyed);
+  return pooled;
+}
+
+function addSales(to: Sales, from: Sales): void {
+  to.sales += from.sales;
+  to.acknowledged += from.acknowledged;
+  to.indeterminate += from.indeterminate;
+  to.failed += from.failed;
+}
+
+function salesOf(sales: Map<string, Sales>, key: string): Sales {
+  let found = sales.get(key);
+  if (found === undefined) {
+    found = { sales: 0, acknowledged: 0, indeterminate: 0, failed: 0 };
+    sales.set(key, found);
+  }
+  return found;
 }
 
 function fenceField(value: { fence?: unknown }): { fence?: string } {
   return value.fence === undefined || value.fence === null ? {} : { fence: String(value.fence) };
 }
 
-/** Pairs each client's `buy` invoke with its completion; an invoke never completed is in doubt. */
-function countSales(
-  history: readonly HistoryEvent[],
-  statsOf: (key: string, index: number) => InventoryStats,
-): void {
+/**
+ * Pairs each client's `buy` invoke with its completion, in history index order (whatever the order of
+ * the lines in the file); an invoke never completed is in doubt. A sale belongs to the resource its
+ * invoke (or else its completion) names, '' when neither does.
+ */
+function salesByResource(history: readonly HistoryEvent[]): Map<string, Sales> {
+  const buys = history.filter((e) => e.f === SALE_F && e.process !== RESOURCE_PROCESS);
+  buys.sort((a, b) => a.index - b.index);
+  const sales = new Map<string, Sales>();
   const pending = new Map<ProcessId, HistoryEvent>();
-  for (const event of history) {
-    if (event.f !== SALE_F || event.process === RESOURCE_PROCESS) continue;
+  for (const event of buys) {
     if (event.type === 'invoke') {
       if (pending.has(event.process)) {
         throw new LockHistoryError(
@@ -183,19 +258,25 @@ function countSales(
       );
     }
     pending.delete(event.process);
-    const stats = statsOf(invoke.key ?? event.key ?? '', invoke.index);
-    stats.sales++;
-    if (event.type === 'ok') stats.acknowledged++;
-    else if (event.type === 'fail') stats.failed++;
-    else stats.indeterminate++;
+    const s = salesOf(sales, invoke.key ?? event.key ?? '');
+    s.sales++;
+    if (event.type === 'ok') s.acknowledged++;
+    else if (event.type === 'fail') s.failed++;
+    else s.indeterminate++;
   }
   for (const invoke of pending.values()) {
-    const stats = statsOf(invoke.key ?? '', invoke.index);
-    stats.sales++;
-    stats.indeterminate++;
+    const s = salesOf(sales, invoke.key ?? '');
+    s.sales++;
+    s.indeterminate++;
   }
+  return sales;
 }
 
+/**
+ * The units-gone bounds of one resource. Judged only when it has recorded sales: a resource written to
+ * with no `buy` recorded (another workload, or clients that record no operations) has nothing to
+ * compare its units gone with, so only the write-by-write checks apply to it.
+ */
 function totals(key: string, s: InventoryStats): InventoryViolation[] {
   const found: InventoryViolation[] = [];
   if (s.sales === 0) return found;

@@ -1,5 +1,5 @@
 import type { HistoryEvent } from '../history/types.js';
-import type { CheckResult } from '../verdict.js';
+import { type CheckResult, nothingToCheck } from '../verdict.js';
 import { LockHistoryError } from './errors.js';
 import { type ClientId, type EnterEvent, type LeaveEvent, RESOURCE_PROCESS } from './events.js';
 import { acceptedOf, clientOf } from './resource-log.js';
@@ -70,6 +70,10 @@ export function checkMutex(history: Iterable<HistoryEvent>, options: MutexCheckO
     throw new LockHistoryError(undefined, 'maxViolations to be a non-negative integer', max);
   }
   const { pairs, stats } = sweepHistory(history, false, max);
+  // Every enter is a section, a refusal or a re-entry, and every leave closes a section or is unmatched.
+  if (stats.sections + stats.refused + stats.reentries + stats.unmatchedLeaves === 0) {
+    return nothingToCheck('no resource "enter" or "leave" lines', stats);
+  }
   // Ends are known only after the sweep, so the overlap windows are computed here.
   const violations = pairs.map(([first, second]): Overlap => {
     const to = Math.min(first.end, second.end);

@@ -65,6 +65,15 @@ export function forEachResourceEvent<K extends ResourceEventKind>(
   for (const event of picked) visit(event as Extract<ResourceEvent, { f: K }>);
 }
 
+/**
+ * The resource's order: `a` (at `aTime`, history index `aIndex`) comes before `b` when it is earlier,
+ * or at the same time with a lower index. Every lock checker orders events this way, whatever the
+ * order of the lines in the file.
+ */
+export function comesBefore(aTime: number, aIndex: number, bTime: number, bIndex: number): boolean {
+  return aTime < bTime || (aTime === bTime && aIndex < bIndex);
+}
+
 /** The resource (partition) an event belongs to; one resource when the history has no keys. */
 export function resourceKey(event: HistoryEvent): string {
   return event.key ?? '';
