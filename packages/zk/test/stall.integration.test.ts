@@ -1,3 +1,6 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
 import { injectCluster } from '@fencekit/cluster/vitest';
 import { LockLostError, monotonicNow } from '@fencekit/core';
 import { ZkElection, ZkLockClient } from '@fencekit/zk';
@@ -27,6 +30,13 @@ afterEach(async () => {
 
 function unique(label: string): string {
   return `stall/${label}/${Math.random().toString(36).slice(2)}`;
+}
+
+const checkingHolder = fileURLToPath(new URL('./fixtures/checking-holder.mjs', import.meta.url));
+
+/** Now on the host-wide clock the fixture prints (ms). */
+function sharedNow(): number {
+  return performance.timeOrigin + performance.now();
 }
 
 /** Blocks the event loop: nothing else in this process runs (no timer, no socket event). */
@@ -104,5 +114,47 @@ describe('a holder stalled past its session timeout', () => {
     const next = await campaigning;
     expect(next.term).toBeGreaterThan(leadership.term);
     await next.resign();
+  }, 60_000);
+
+  it('lock, holder SIGSTOPped in its own process: no check it made believes in validity past the next grant', async () => {
+    const resource = unique('sigstop');
+    const child = spawn(process.execPath, [checkingHolder, servers, resource, String(holderSessionMs)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    track({ close: async () => void child.kill('SIGKILL') });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    await once(child.stdout, 'data', { signal: AbortSignal.timeout(20_000) });
+    expect(output).toMatch(/^held \d+/);
+    const waiter = track(new ZkLockClient({ servers, sessionTimeoutMs: holderSessionMs }));
+    const waiting = waiter.acquire(resource, { ttlMs: 60_000, waitMs: 30_000 });
+    waiting.catch(() => {});
+    await new Promise((r) => setTimeout(r, 500));
+
+    child.kill('SIGSTOP');
+    const next = await waiting;
+    const grantedAt = sharedNow();
+    await new Promise((r) => setTimeout(r, 300));
+    const resumedAt = sharedNow();
+    child.kill('SIGCONT');
+    await new Promise((r) => setTimeout(r, 1_000));
+    child.kill('SIGKILL');
+
+    const checks = output
+      .split('\n')
+      .filter((line) => line.startsWith('check '))
+      .map((line) => {
+        const [, held, validUntil, at] = line.split(' ');
+        return { held: held === 'true', validUntil: Number(validUntil), at: Number(at) };
+      });
+    const after = checks.filter((c) => c.at >= resumedAt);
+    expect(after.length).toBeGreaterThan(0);
+    expect(after[0]!.held).toBe(false);
+    // What a lease checker convicts: a check that believed the lease valid past the waiter's grant.
+    const believedPastGrant = checks.filter((c) => c.held && c.validUntil > grantedAt);
+    expect(believedPastGrant, JSON.stringify(believedPastGrant.slice(0, 3))).toEqual([]);
+    await next.release();
   }, 60_000);
 });
