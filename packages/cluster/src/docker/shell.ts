@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import type { StartedTestContainer } from 'testcontainers';
 import { withTimeout } from '../wait.js';
+import { cgroupProcsFiles, niceLevel } from './host-cgroups.js';
 
 export interface ShellResult {
   readonly exitCode: number;
@@ -13,15 +14,32 @@ export function shellQuote(word: string): string {
 }
 
 /**
- * Runs shell scripts inside one container. As root, through `nsenter` into the container's namespaces (about ten
- * times faster than `docker exec`, and a child process we can kill on timeout); otherwise through `docker exec`.
- * Every run is bounded and retried: an exec was seen to never return on this machine.
+ * Joins the cgroups named before `--` and takes the nice level given first, then execs nsenter with the rest: what
+ * `docker exec` gives its processes and namespaces alone do not. Without it a server started this way ran in our
+ * own cgroups (invisible to `docker top`/`stats`, outside the container's limits) at our nice level.
+ */
+const JOIN_CONTAINER = `nice_level=$1; shift
+while [ "$1" != -- ]; do echo $$ > "$1" || { echo "join-container: cannot join $1" >&2; exit 125; }; shift; done; shift
+renice --priority "$nice_level" -p $$ > /dev/null || { echo "join-container: cannot renice" >&2; exit 125; }
+exec nsenter "$@"`;
+
+/**
+ * Runs shell scripts inside one container. As root, through `nsenter` into the container's namespaces and cgroups,
+ * at its init's nice level (about ten times faster than `docker exec`, and a child process we can kill on timeout);
+ * otherwise through `docker exec`. Every run is bounded and retried: an exec was seen to never return on this
+ * machine.
  */
 export class ContainerShell {
+  /** The container's cgroup.procs files and nice level, read once (its init never moves). */
+  private readonly joins: readonly string[];
+
   constructor(
     private readonly container: StartedTestContainer,
     private readonly initPid: number | undefined,
-  ) {}
+  ) {
+    this.joins =
+      initPid === undefined ? [] : [String(niceLevel(initPid)), ...cgroupProcsFiles(initPid), '--'];
+  }
 
   get usesNsenter(): boolean {
     return this.initPid !== undefined;
@@ -57,11 +75,15 @@ export class ContainerShell {
   }
 
   private nsenter(script: string, timeoutMs: number): Promise<ShellResult> {
-    const args = ['-t', String(this.initPid), '-m', '-u', '-i', '-n', '-p', '--', 'sh', '-c', script];
+    const nsenter = ['-t', String(this.initPid), '-m', '-u', '-i', '-n', '-p', '--', 'sh', '-c', script];
+    const args = ['-c', JOIN_CONTAINER, 'join-container', ...this.joins, ...nsenter];
     return new Promise((resolve, reject) => {
-      execFile('nsenter', args, { timeout: timeoutMs, killSignal: 'SIGKILL' }, (error, stdout, stderr) => {
+      execFile('sh', args, { timeout: timeoutMs, killSignal: 'SIGKILL' }, (error, stdout, stderr) => {
         const output = `${stdout}${stderr}`;
-        if (error && typeof error.code === 'number') resolve({ exitCode: error.code, output });
+        // The wrapper's own failure is not the script's exit code: a run that never entered the container.
+        if (error && error.code === 125 && output.includes('join-container:'))
+          reject(new Error(output.trim()));
+        else if (error && typeof error.code === 'number') resolve({ exitCode: error.code, output });
         else if (error) reject(error);
         else resolve({ exitCode: 0, output });
       });
