@@ -17,8 +17,8 @@ export const redisReleaseAnyHolder: Mutant = {
   name: 'redis-release-any-holder',
   backend: 'redis',
   breaks: 'release deletes only its own grant: this release frees the lock whoever holds it (no owner check)',
-  exposure: { workload: 'mutex', faults: ['pause-client'], fencing: false },
-  checkers: ['mutex', 'lease'],
+  exposure: { workload: 'inventory', faults: ['pause-client'], fencing: true },
+  checkers: ['lease', 'inventory'],
   async install() {
     patchMethod(
       LockNode.prototype,
@@ -77,7 +77,7 @@ export const redisValidityFromAnswer: Mutant = {
   backend: 'redis',
   breaks:
     'validity counts from the request’s send: here it counts from the answer, so time the request spent in flight (or the client stalled) is counted twice',
-  exposure: { workload: 'mutex', faults: ['pause-client', 'latency'], fencing: true },
+  exposure: { workload: 'inventory', faults: ['pause-client', 'latency'], fencing: true },
   checkers: ['lease'],
   async install() {
     return { wrapLocks: (locks) => withValidity(locks, ({ answeredAt, ttlMs }) => answeredAt + ttlMs) };

@@ -1,4 +1,4 @@
-import { etcdExpiredGrantHandedOut, etcdKeepAliveNeverFails } from './etcd.js';
+import { etcdExpiredGrantHandedOut, etcdKeepAliveNeverFails, etcdNoRecheckAfterGrant } from './etcd.js';
 import { type Mutant, UnknownMutantError } from './mutant.js';
 import { redisFenceAfterGrant, redisReleaseAnyHolder, redisValidityFromAnswer } from './redis.js';
 import { redlockCloseUnbounded, redlockHalfQuorum, redlockNoDrift } from './redlock.js';
@@ -17,6 +17,7 @@ export const MUTANTS: readonly Mutant[] = [
   zkValidityUncapped,
   etcdKeepAliveNeverFails,
   etcdExpiredGrantHandedOut,
+  etcdNoRecheckAfterGrant,
 ];
 
 /** The mutant named `name`; `UnknownMutantError` (listing the known names) otherwise. */

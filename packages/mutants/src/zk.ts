@@ -83,8 +83,8 @@ export const zkReclaimLeavesOldLeaseArmed: Mutant = {
   bug: '#13 bug 3: releasing the old lease after reclaim() deletes the node the reclaimed lease holds',
   breaks:
     'once reclaimed, the old lease cannot touch the lock node: here its release deletes it under the new lease',
-  exposure: { workload: 'mutex', faults: ['suspend'], fencing: false },
-  checkers: ['lease', 'mutex'],
+  exposure: { workload: 'inventory', faults: ['suspend'], fencing: true },
+  checkers: ['lease'],
   async install() {
     patchMethod(
       ZkLockClient.prototype,
@@ -118,7 +118,7 @@ export const zkValidityUncapped: Mutant = {
   bug: '#13 bug 2: a lease’s validity is not bounded by the session timeout',
   breaks:
     'validUntil never exceeds the last answered send plus the session timeout: here the session vouches forever, so a holder stalled past its session still believes until its own TTL runs out',
-  exposure: { workload: 'mutex', faults: ['stall-holder'], fencing: true },
+  exposure: { workload: 'inventory', faults: ['stall-holder'], fencing: true },
   checkers: ['lease'],
   async install() {
     const { ZkSession } = await import('@fencekit/zk');

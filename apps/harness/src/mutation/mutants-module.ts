@@ -40,10 +40,13 @@ export const MUTANT_ENV = 'FENCEKIT_MUTANT';
 // A variable, so the compiler does not try to resolve a package the harness does not depend on.
 const PACKAGE = '@fencekit/mutants';
 
-/** Loads `@fencekit/mutants`; `MutantsUnavailableError` when it is not installed or not built. */
-export async function loadMutants(): Promise<MutantsModule> {
+/**
+ * Loads `@fencekit/mutants` (`specifier` only for tests); `MutantsUnavailableError` when it is not
+ * installed or not built.
+ */
+export async function loadMutants(specifier = PACKAGE): Promise<MutantsModule> {
   try {
-    return (await import(PACKAGE)) as MutantsModule;
+    return (await import(specifier)) as MutantsModule;
   } catch (error) {
     throw new MutantsUnavailableError(
       `mutation mode needs the private package ${PACKAGE} (packages/mutants of the fencekit checkout, never published): ` +

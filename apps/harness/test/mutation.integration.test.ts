@@ -1,0 +1,45 @@
+import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { measureMutants } from '../src/mutation/measure.js';
+import { loadMutants } from '../src/mutation/mutants-module.js';
+import { linesTo } from '../src/run/progress.js';
+import { reportsDir } from './support/runs.js';
+
+/**
+ * The mutation command end to end on a real redis-server: the cheapest mutant (a release that frees
+ * the lock whoever holds it) is convicted under client pauses, and the unmutated adapter under the
+ * very same runs is not, so the conviction is the mutant's doing.
+ */
+const out = reportsDir();
+const lines: string[] = [];
+beforeAll(() => {
+  // Client processes import the built mutants package (dist/), like the harness's own build.
+  const mutants = fileURLToPath(new URL('../../../packages/mutants', import.meta.url));
+  execFileSync('npx', ['tsc', '-b', mutants], { stdio: 'pipe', cwd: mutants });
+});
+afterAll(() => {
+  rmSync(out, { recursive: true, force: true });
+});
+
+describe('fencekit mutants', () => {
+  it('convicts redis-release-any-holder while the unmutated adapter stays clean', async () => {
+    const mutant = (await loadMutants()).findMutant('redis-release-any-holder');
+    const { rows, baselines } = await measureMutants([mutant], {
+      seeds: 3,
+      budgetMs: 60_000,
+      timeMs: 8_000,
+      out,
+      provider: 'local',
+      sink: linesTo((line) => lines.push(line)),
+    });
+    const why = lines.filter((l) => l.startsWith('mutants:')).join('\n');
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.convictedBy, why).toContain('lease');
+    expect(rows[0]!.harnessMs).toBeLessThan(60_000);
+    expect(baselines).toHaveLength(1);
+    expect(baselines[0]!.seedsTried).toBe(rows[0]!.seedsTried);
+    expect(baselines[0]!.convictions, why).toBe(0);
+  });
+});
