@@ -21,16 +21,18 @@ import {
   monotonicNow,
   NotLockHolderError,
   normalizeAcquire,
+  sleep,
   type TryAcquireOptions,
 } from '@fencekit/core';
+import type { Stat } from 'node-zookeeper-client';
 import { type ConnectOptions, openSession } from './connect.js';
 import { type GuardedWriteOptions, guardedWrite } from './guarded-write.js';
 import { queueOrder, segmentFor } from './paths.js';
 import { EntryGoneError, type QueueEntry, SequentialQueue } from './queue.js';
 import type { ZkSession } from './session.js';
 import { UnsureNodes } from './unsure.js';
-import { WaitScopes, waitScope } from './wait-scope.js';
-import { ZkCallError, ZkCode, zkCode } from './zk-errors.js';
+import { RETRY_PAUSE_MS, WaitScopes, waitScope } from './wait-scope.js';
+import { isUncertain, ZkCallError, ZkCode, zkCode } from './zk-errors.js';
 
 /** `LockLostError.reason` when the connection is suspended: the lock may still be ours, or not. */
 export const UNSURE = 'unsure';
@@ -152,18 +154,30 @@ export class ZkLockClient implements LockClient<bigint> {
     // A ZooKeeper leader election can take several seconds: wait for the same session up to waitMs.
     const scope = waitScope(waitMs, options.signal);
     try {
-      while (!this.session.connected && this.session.generation === entry.generation) {
-        await this.session.ready({ signal: scope.signal }).catch((error: unknown) => {
-          if (scope.signal.aborted) throw error;
-        });
+      for (;;) {
+        while (!this.session.connected && this.session.generation === entry.generation) {
+          await this.session.ready({ signal: scope.signal }).catch((error: unknown) => {
+            if (scope.signal.aborted) throw error;
+          });
+        }
+        if (this.session.generation !== entry.generation) {
+          throw new LockLostError(lease.resource, 'ZooKeeper session expired');
+        }
+        let stat: Stat | null;
+        try {
+          stat = await this.session.exists(entry.path, undefined, { signal: scope.signal });
+        } catch (error) {
+          // The connection dropped under the check (a reclaim right after a stall meets the
+          // suspension that the stall brings): the session may well be back in a moment.
+          if (!isUncertain(error) || scope.signal.aborted) throw error;
+          await sleep(RETRY_PAUSE_MS, scope.signal);
+          continue;
+        }
+        if (!stat) throw new LockLostError(lease.resource, `lock node ${entry.path} is gone`);
+        const reclaimed = this.#grant(lease.resource, entry, lease.fence, options.ttlMs);
+        if (reclaimed) return await freshLease(reclaimed);
+        // Suspended again between the answer and now: wait for the session once more.
       }
-      const stat =
-        this.session.generation === entry.generation
-          ? await this.session.exists(entry.path, undefined, { signal: scope.signal })
-          : null;
-      const reclaimed = stat ? this.#grant(lease.resource, entry, lease.fence, options.ttlMs) : undefined;
-      if (!reclaimed) throw new LockLostError(lease.resource, `lock node ${entry.path} is gone or unsure`);
-      return await freshLease(reclaimed);
     } catch (error) {
       if (!this.#held.has(entry.path)) this.#abandon(entry);
       throw this.#translate(error, lease.resource, waitMs, options.signal, scope.timedOut);

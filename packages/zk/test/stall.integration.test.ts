@@ -2,8 +2,8 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { injectCluster } from '@fencekit/cluster/vitest';
-import { LockLostError, monotonicNow } from '@fencekit/core';
-import { ZkElection, ZkLockClient } from '@fencekit/zk';
+import { LockLostError, monotonicNow, NotLockHolderError } from '@fencekit/core';
+import { UNSURE, ZkElection, ZkLockClient } from '@fencekit/zk';
 import { afterEach, describe, expect, it } from 'vitest';
 
 /**
@@ -157,4 +157,57 @@ describe('a holder stalled past its session timeout', () => {
     expect(believedPastGrant, JSON.stringify(believedPastGrant.slice(0, 3))).toEqual([]);
     await next.release();
   }, 60_000);
+
+  describe('for less than its session timeout, but past what the last answer vouches for (⅔ of it)', () => {
+    /** The session survives a stall of 6.5 s (ZooKeeper expires it after 9 s without a word). */
+    const sessionTimeoutMs = 9_000;
+    const shortStallMs = 6_500;
+
+    async function stalledHolder(label: string) {
+      const holder = track(new ZkLockClient({ servers, sessionTimeoutMs }));
+      const waiter = track(new ZkLockClient({ servers, sessionTimeoutMs: waiterSessionMs }));
+      const resource = unique(label);
+      const lease = await holder.acquire(resource, { ttlMs: 60_000 });
+      let grantedAt: number | undefined;
+      const waiting = waiter.acquire(resource, { ttlMs: 60_000, waitMs: 40_000 }).then((l) => {
+        grantedAt = monotonicNow();
+        return l;
+      });
+      waiting.catch(() => {});
+      const folder = holder.folderOf(resource);
+      expect(
+        await eventually(async () => (await waiter.session.children(folder)).children.length === 2, 5_000),
+      ).toBe(true);
+      await holder.session.exists('/');
+      stall(shortStallMs);
+      const held = lease.held;
+      const stalledUntil = monotonicNow();
+      expect(held).toBe(false);
+      expect((lease.signal.reason as LockLostError).reason).toBe(UNSURE);
+      return { holder, lease, waiting, grantedAt: () => grantedAt, stalledUntil };
+    }
+
+    it('the lease ends unsure; reclaim gives the same node and fence back, and the old lease cannot release it', async () => {
+      const { holder, lease, waiting, grantedAt } = await stalledHolder('short-reclaim');
+      const reclaimed = await holder.reclaim(lease, { ttlMs: 60_000, waitMs: 5_000 });
+      expect(reclaimed.node).toBe(lease.node);
+      expect(reclaimed.fence).toBe(lease.fence);
+      expect(reclaimed.held).toBe(true);
+      await expect(lease.release()).rejects.toBeInstanceOf(NotLockHolderError);
+      await expect(holder.reclaim(lease, { ttlMs: 60_000 })).rejects.toBeInstanceOf(LockLostError);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(grantedAt()).toBeUndefined();
+      expect(await holder.session.exists(reclaimed.node)).not.toBeNull();
+      await reclaimed.release();
+      await (await waiting).release();
+    }, 60_000);
+
+    it('unreclaimed, its node is given up one session timeout later: the waiter does not starve', async () => {
+      const { lease, waiting, grantedAt, stalledUntil } = await stalledHolder('short-unclaimed');
+      const next = await waiting;
+      expect(next.fence).toBeGreaterThan(lease.fence);
+      expect(grantedAt()! - stalledUntil).toBeLessThan(sessionTimeoutMs + 3_000);
+      await next.release();
+    }, 60_000);
+  });
 });
