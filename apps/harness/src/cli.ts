@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { BACKENDS } from './backends/types.js';
 import { recheckRun } from './check/recheck.js';
-import { mutantsCommand, runWithMutant } from './mutation/command.js';
+import { ignoreInheritedMutant, mutantsCommand, runWithMutant } from './mutation/command.js';
 import { FAULT_NAMES } from './nemesis/faults.js';
 import { SCENARIO_NAMES } from './nemesis/scenarios.js';
 import { rebuildSite } from './report/rebuild.js';
@@ -27,6 +27,7 @@ const EXIT: Record<string, number> = { ok: 0, illegal: 1, unknown: 2 };
 void process.stdout;
 void process.stderr;
 const baseline = openResources();
+ignoreInheritedMutant();
 const progress = consoleProgress();
 
 /** Ctrl-C once: heal faults, stop clients, tear servers down, keep the partial history. Twice: exit now. */

@@ -8,6 +8,14 @@ import { mutantForRun, selectMutants } from './select.js';
 import { mutationTable } from './table.js';
 
 /**
+ * A mutant is installed only when a command asks for one (`run --mutant`, `mutants`), never because a
+ * variable was left in the shell: the CLI drops an inherited `MUTANT_ENV` before any command runs.
+ */
+export function ignoreInheritedMutant(): void {
+  delete process.env[MUTANT_ENV];
+}
+
+/**
  * `fencekit run --mutant NAME`: the run's client processes install the mutant (they inherit
  * `MUTANT_ENV`), and the run directory says which one it was.
  */
