@@ -17,7 +17,7 @@ import { OptionsError, parseRunOptions } from './run/options.js';
 import { consoleProgress } from './run/progress.js';
 import { runOnce } from './run/run.js';
 import { describeEvidence } from './suite/evidence.js';
-import { suiteMatrix } from './suite/matrix.js';
+import { parseSeeds, selectEntries, suiteMatrix } from './suite/matrix.js';
 import { suiteResults } from './suite/results.js';
 import { runSuite } from './suite/suite.js';
 import { WORKLOADS } from './workloads/types.js';
@@ -99,18 +99,19 @@ program
   .option('--short', 'a few seconds per run: the whole matrix in minutes')
   .option('--seeds <n>', 'seeds per cell')
   .option('--backends <list>', `only these backends (${BACKENDS.join(', ')})`)
+  .option('--faults <list>', 'only the cells whose faults include one of these')
   .option('--provider <name>', 'auto, local, docker', 'auto')
   .option('--out <dir>', 'reports directory', 'reports')
   .action(
-    async (o: { short?: boolean; seeds?: string; backends?: string; provider: string; out: string }) => {
-      let entries = suiteMatrix(Boolean(o.short), o.seeds ? Number(o.seeds) : undefined);
-      if (o.backends) {
-        const only = o.backends.split(',').map((s) => s.trim());
-        const unknown = only.filter((b) => !(BACKENDS as readonly string[]).includes(b));
-        if (unknown.length)
-          throw new OptionsError(`unknown backend ${unknown.join(', ')}; known: ${BACKENDS.join(', ')}`);
-        entries = entries.filter((x) => only.includes(x.options.backend));
-      }
+    async (o: {
+      short?: boolean;
+      seeds?: string;
+      backends?: string;
+      faults?: string;
+      provider: string;
+      out: string;
+    }) => {
+      const entries = selectEntries(suiteMatrix(Boolean(o.short), parseSeeds(o.seeds)), o);
       const started = performance.now();
       const outcomes = await runSuite(entries, {
         out: o.out,

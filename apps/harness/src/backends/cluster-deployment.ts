@@ -28,6 +28,7 @@ export async function deployCluster(
     endpoints: [...cluster.endpoints],
     nodes: cluster.nodes.map((n) => n.id),
     faults: cluster.faults,
+    leader: () => cluster.leader(),
     close: () => cluster.close(),
   };
 }

@@ -11,8 +11,22 @@ export const etcdBackend = clusterBackend({
   topology: 'etcd',
   nodes: 3,
   safeFences: true,
-  faults: ['pause-client', 'pause-server', 'kill', 'partition', 'isolate', 'cut-clients', 'latency'],
+  faults: [
+    'pause-client',
+    'pause-server',
+    'kill',
+    'partition',
+    'isolate',
+    'cut-clients',
+    'latency',
+    'stall-holder',
+    'flicker',
+    'suspend',
+    'hang-at-close',
+  ],
   defaultTtlMs: 1_000,
+  // etcd grants lease TTLs in whole seconds, at least 1.5 election timeouts (1 s here) rounded up: 2 s.
+  sessionMs: (ttlMs) => Math.max(2, Math.ceil(ttlMs / 1_000)) * 1_000,
   nativeElection: true,
   async connect({ endpoints, namespace }) {
     const client = new EtcdClient({ hosts: endpoints, prefix: namespace });

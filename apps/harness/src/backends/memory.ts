@@ -14,7 +14,8 @@ export const memoryBackend: BackendFactory = {
   name: 'memory',
   description: 'in-memory lock server process (core MemoryLockClient)',
   safeFences: true,
-  faults: ['pause-client', 'pause-server', 'kill'],
+  // No proxy in front of it, so no suspend.
+  faults: ['pause-client', 'pause-server', 'kill', 'stall-holder', 'flicker', 'hang-at-close'],
   defaultTtlMs: 400,
   nativeElection: false,
   async preflight() {},

@@ -7,6 +7,9 @@ import { clusterBackend } from './cluster-backend.js';
  * czxid. One session per client process serves both; its timeout is the run's TTL (the ensemble runs
  * with tickTime 500 ms, so the floor is 1 s).
  */
+/** The ensemble grants any timeout from 2 ticks (1 s) to maxSessionTimeout (60 s): asked = negotiated. */
+const sessionMs = (ttlMs: number) => Math.max(1_000, ttlMs);
+
 export const zkBackend = clusterBackend({
   name: 'zk',
   description: 'ZooKeeper 3-node ensemble (@fencekit/zk)',
@@ -15,10 +18,11 @@ export const zkBackend = clusterBackend({
   safeFences: true,
   faults: FAULT_NAMES,
   defaultTtlMs: 1_000,
+  sessionMs,
   nativeElection: true,
   async connect({ endpoints, namespace, ttlMs }) {
     const root = `/${namespace.replace(/[^A-Za-z0-9_-]/g, '_')}`;
-    const locks = new ZkLockClient({ servers: endpoints, sessionTimeoutMs: Math.max(1_000, ttlMs), root });
+    const locks = new ZkLockClient({ servers: endpoints, sessionTimeoutMs: sessionMs(ttlMs), root });
     const elections = new ZkElectionClient({ session: locks.session, root });
     const created = new Set<string>();
     return {

@@ -15,10 +15,30 @@ export const FAULTS = {
   'clock-jump': "jump one server's clock forward by twice the TTL",
   'clock-drift': "make one server's clock run at 3× speed",
   latency: 'add latency (TTL/4 ± TTL/8) between clients and one server',
+  'stall-holder':
+    'SIGSTOP a client right after its validity check, while it holds, for longer than its session (ZooKeeper session timeout, etcd lease TTL, else the TTL) and until another client is granted; then SIGCONT',
+  flicker:
+    'kill -9 the leader (or one server) the moment a client invokes a release or an extend, restart it a quarter of a session later: the request meets the outage, the session outlives it',
+  suspend:
+    'reset every client connection, while a client holds, for half the session: a suspended connection that comes back with the session alive',
+  'hang-at-close':
+    'SIGSTOP the leader (or one server) while the clients close at the end of the run; SIGCONT once they have closed, or after a bound',
 } as const;
 
 export type FaultName = keyof typeof FAULTS;
 export const FAULT_NAMES = Object.keys(FAULTS) as FaultName[];
+
+/** Faults aimed at the lease promise: each acts on what the clients do (see aimed.ts). */
+export const AIMED_FAULTS = ['stall-holder', 'flicker', 'suspend'] as const;
+export type AimedFault = (typeof AIMED_FAULTS)[number];
+export const isAimedFault = (fault: string): fault is AimedFault =>
+  (AIMED_FAULTS as readonly string[]).includes(fault);
+
+/** Applied while the clients close at the run's end (see hang-at-close.ts), never on the schedule. */
+export const CLOSING_FAULT = 'hang-at-close';
+
+/** Faults on the servers or the network alone, started and healed on the schedule. */
+export type ServerFault = Exclude<FaultName, 'pause-client' | AimedFault | typeof CLOSING_FAULT>;
 
 /** Where a started fault landed, for the history and the report. */
 export interface FaultTarget {
@@ -33,9 +53,9 @@ export interface StartedFault {
   heal(): Promise<void>;
 }
 
-/** Starts a server-side fault (everything but `pause-client`, which the nemesis does itself). */
+/** Starts a server-side fault (the client and aimed faults are the nemesis's own). */
 export async function startServerFault(
-  fault: Exclude<FaultName, 'pause-client'>,
+  fault: ServerFault,
   deployment: Deployment,
   random: () => number,
   ttlMs: number,

@@ -3,7 +3,8 @@ import { nowNs } from '../history/clock.js';
 import { NEMESIS, type UnindexedEvent } from '../history/event.js';
 import type { GrantSeen } from '../run/grants.js';
 import { sleep } from '../workloads/util.js';
-import { type FaultName, type FaultTarget, startServerFault } from './faults.js';
+import { runAimedFault } from './aimed.js';
+import { CLOSING_FAULT, type FaultName, type FaultTarget, isAimedFault, startServerFault } from './faults.js';
 import { seededRandom } from './random.js';
 import type { ScheduledFault } from './schedule.js';
 
@@ -29,6 +30,11 @@ export interface WindowWait {
 export interface NemesisContext {
   readonly deployment: Deployment;
   readonly ttlMs: number;
+  /**
+   * How long the servers keep a silent client's lease: ZooKeeper's session timeout, etcd's lease TTL
+   * as granted, the TTL elsewhere (`BackendFactory.sessionMs`). Faults aimed at the lease size by it.
+   */
+  readonly sessionMs: number;
   readonly seed: number;
   /**
    * The next client to open its vulnerable window (between check and write) that `accept` takes (any,
@@ -37,6 +43,12 @@ export interface NemesisContext {
    * acknowledgement (`windowAck`) is then provably stopped before its write.
    */
   nextWindow(timeoutMs: number, signal: AbortSignal, options?: WindowWait): Promise<ClientHandle | undefined>;
+  /** The next client event `accept` takes as it arrives (see EventWatch), or undefined after `timeoutMs`. */
+  nextEvent(
+    accept: (event: UnindexedEvent, client: ClientHandle) => boolean,
+    timeoutMs: number,
+    signal: AbortSignal,
+  ): Promise<{ event: UnindexedEvent; client: ClientHandle } | undefined>;
   record(event: UnindexedEvent): void;
   progress(message: string): void;
   /** Aborted on Ctrl-C or at the end of the fault phase. */
@@ -122,6 +134,12 @@ export async function runSchedule(
       applied.push(await pauseClient(context, item.durationMs, item.durationMs));
       continue;
     }
+    if (isAimedFault(item.fault)) {
+      // The fault is sized by the session; the schedule only says how long to wait for its moment.
+      applied.push(await runAimedFault(item.fault, context, random, item.waitMs ?? item.durationMs));
+      continue;
+    }
+    if (item.fault === CLOSING_FAULT) continue;
     const fault = item.fault;
     let heal: (() => Promise<void>) | undefined;
     const started = await nemesisOp(context, 'start', { fault }, async () => {

@@ -1,4 +1,4 @@
-import type { FaultName } from './faults.js';
+import { CLOSING_FAULT, type FaultName, isAimedFault } from './faults.js';
 import { pick, seededRandom } from './random.js';
 
 /** One fault of a schedule: start at `atMs` after the run starts, heal `durationMs` later. */
@@ -6,6 +6,8 @@ export interface ScheduledFault {
   atMs: number;
   fault: FaultName;
   durationMs: number;
+  /** Aimed faults: how long to wait for their moment (a holder, a release) before giving up the slot. */
+  waitMs?: number;
 }
 
 export interface ScheduleOptions {
@@ -13,6 +15,8 @@ export interface ScheduleOptions {
   faults: readonly FaultName[];
   durationMs: number;
   ttlMs: number;
+  /** See `NemesisContext.sessionMs`; the TTL when absent. */
+  sessionMs?: number;
 }
 
 /**
@@ -26,13 +30,21 @@ export function faultSchedule(options: ScheduleOptions): { faults: ScheduledFaul
   const { ttlMs, durationMs } = options;
   const recoveryAtMs = Math.round(durationMs - Math.max(durationMs * 0.2, 2 * ttlMs));
   const faults: ScheduledFault[] = [];
-  if (options.faults.length === 0) return { faults, recoveryAtMs };
+  // hang-at-close happens at the run's end, while the clients close, never in the middle.
+  const scheduled = options.faults.filter((f) => f !== CLOSING_FAULT);
+  if (scheduled.length === 0) return { faults, recoveryAtMs };
+  const sessionMs = options.sessionMs ?? ttlMs;
   let at = Math.round(Math.min(durationMs * 0.1, ttlMs));
   for (let i = 0; i < 1_000; i++) {
-    const fault = pick(random, options.faults);
-    const durationMsOf = Math.round(ttlMs * (1.5 + 1.5 * random()));
+    const fault = pick(random, scheduled);
+    const heldMs = Math.round(ttlMs * (1.5 + 1.5 * random()));
+    // An aimed fault's slot is a wait for its moment (a holder, a release), then the fault, sized by the
+    // session: a stall of a session and more, half a session of outage and a restart. One that runs
+    // longer delays the next; the recovery phase cuts it short (and its record says so).
+    const aimed = isAimedFault(fault);
+    const durationMsOf = aimed ? heldMs + sessionMs + 1_000 : heldMs;
     if (at + durationMsOf > recoveryAtMs) break;
-    faults.push({ atMs: at, fault, durationMs: durationMsOf });
+    faults.push({ atMs: at, fault, durationMs: durationMsOf, ...(aimed ? { waitMs: heldMs } : {}) });
     at += durationMsOf + Math.round(ttlMs * (0.5 + random()));
   }
   return { faults, recoveryAtMs };

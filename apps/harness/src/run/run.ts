@@ -4,9 +4,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadBackend } from '../backends/index.js';
 import type { Deployment, Provider } from '../backends/types.js';
+import { documentedBounds } from '../client/bounds.js';
 import { nowNs } from '../history/clock.js';
 import { HistoryCollector } from '../history/collector.js';
 import type { UnindexedEvent } from '../history/event.js';
+import { CLOSING_FAULT } from '../nemesis/faults.js';
+import { hangAtClose } from '../nemesis/hang-at-close.js';
 import {
   type ClientHandle,
   type FaultWindowSummary,
@@ -14,12 +17,14 @@ import {
   type NemesisContext,
   runSchedule,
 } from '../nemesis/nemesis.js';
+import { seededRandom } from '../nemesis/random.js';
 import { runScenario } from '../nemesis/scenarios.js';
 import { faultSchedule } from '../nemesis/schedule.js';
 import type { ClientConfig } from '../workloads/types.js';
 import { sleep } from '../workloads/util.js';
 import { exited, forkReady } from './child.js';
 import { validateRun } from './compatibility.js';
+import { EventWatch } from './event-watch.js';
 import { GrantTracker } from './grants.js';
 import type { ParsedRunOptions } from './options.js';
 import { type RunMeta, writeRun } from './output.js';
@@ -56,6 +61,7 @@ export async function runOnce(options: ParsedRunOptions, hooks: RunHooks = {}): 
   const factory = await loadBackend(options.backend);
   const scripted = scenarioSettings(options.scenario);
   const ttlMs = options.ttl ?? scripted.ttlMs ?? factory.defaultTtlMs;
+  const sessionMs = factory.sessionMs?.(ttlMs) ?? ttlMs;
   validateRun(options, factory);
   // Fencing means the resource checks fences: only where the workload writes under a lock with fences.
   const fencing =
@@ -109,6 +115,8 @@ export async function runOnce(options: ParsedRunOptions, hooks: RunHooks = {}): 
     const namespace = `fencekit-${id}`;
     // Each waiter says whether it took the client; a client nobody takes goes on to the next waiter.
     const windowWaiters: ((client: ClientHandle) => boolean)[] = [];
+    // Faults aimed at the lease act on what clients do (a release invoked, another client granted).
+    const events = new EventWatch();
     // A scenario that needs a client stopped inside its window for sure has the client wait for this
     // side's acknowledgement, sent only once the nemesis has had its say (a SIGSTOP comes before it).
     const { windowAck } = scripted;
@@ -146,6 +154,9 @@ export async function runOnce(options: ParsedRunOptions, hooks: RunHooks = {}): 
           } else {
             if (message.kind === 'events') grants.see(message.events as UnindexedEvent[]);
             receive(collector, source, message);
+            if (message.kind === 'events' && handles[index]) {
+              events.see(handles[index], message.events as UnindexedEvent[]);
+            }
           }
         });
         children.push(child);
@@ -171,6 +182,7 @@ export async function runOnce(options: ParsedRunOptions, hooks: RunHooks = {}): 
       faults: options.fault,
       durationMs: options.time,
       ttlMs,
+      sessionMs,
     });
     const faultPhase = new AbortController();
     const stopFaults = () => faultPhase.abort();
@@ -178,6 +190,8 @@ export async function runOnce(options: ParsedRunOptions, hooks: RunHooks = {}): 
     const context: NemesisContext = {
       deployment,
       ttlMs,
+      sessionMs,
+      nextEvent: (accept, timeoutMs, signal) => events.next(accept, timeoutMs, signal),
       seed: options.seed,
       signal: faultPhase.signal,
       startedAt,
@@ -240,12 +254,21 @@ export async function runOnce(options: ParsedRunOptions, hooks: RunHooks = {}): 
     elapsedMs = performance.now() - startedAt;
     if (abort.signal.aborted) collector.problem('run interrupted before its end');
     enter('teardown', 'stopping clients');
+    const hang = options.fault.includes(CLOSING_FAULT)
+      ? await hangAtClose(
+          { ...context, signal: abort.signal },
+          seededRandom(options.seed ^ 0xc105e),
+          documentedBounds(options.backend, ttlMs).closeMs,
+        )
+      : undefined;
     for (const child of clients) {
       child.kill('SIGCONT');
       if (child.connected) child.send({ kind: 'stop' });
     }
-    const stopMs = Math.max(5_000, ttlMs * 6);
-    const stopped = await Promise.all(clients.map((child) => exited(child, stopMs)));
+    const stopMs = Math.max(5_000, ttlMs * 6) + (hang && 'holdMs' in hang ? hang.holdMs : 0);
+    const exits = clients.map((child) => exited(child, stopMs));
+    if (hang) faultsApplied.push('healAfter' in hang ? await hang.healAfter(exits) : hang);
+    const stopped = await Promise.all(exits);
     stopped.forEach((ok, index) => {
       if (!ok) collector.problem(`client ${index} did not stop within ${stopMs} ms and was killed`);
     });

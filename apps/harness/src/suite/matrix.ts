@@ -1,5 +1,6 @@
-import type { BackendName } from '../backends/types.js';
-import type { RunOptionsInput } from '../run/options.js';
+import { BACKENDS, type BackendName } from '../backends/types.js';
+import { FAULT_NAMES } from '../nemesis/faults.js';
+import { OptionsError, type RunOptionsInput } from '../run/options.js';
 
 /** One cell of the suite, with the verdict the seed's argument predicts for it. */
 export interface SuiteEntry {
@@ -8,6 +9,9 @@ export interface SuiteEntry {
   expect: 'ok' | 'illegal' | 'report';
   why: string;
 }
+
+/** The faults aimed at the lease promise, together in one cell per backend. */
+const AIMED_AT_THE_LEASE = 'stall-holder,flicker,suspend,hang-at-close';
 
 const e = (options: SuiteEntry['options'], expect: SuiteEntry['expect'], why: string): SuiteEntry => ({
   options,
@@ -133,7 +137,72 @@ export function suiteMatrix(short: boolean, seeds = short ? 1 : 3): SuiteEntry[]
         'report',
         'cron: a lock for efficiency',
       ),
+      // Faults aimed at the lease promise (issue #13): each on the backends whose promise it tests.
+      e(
+        { ...l, backend: 'zk', workload: 'inventory', fault: AIMED_AT_THE_LEASE },
+        'ok',
+        'a holder stalled past its session, outages on releases, suspensions, a hung node at close',
+      ),
+      e(
+        { ...l, backend: 'etcd', workload: 'inventory', fault: AIMED_AT_THE_LEASE },
+        'ok',
+        'a holder stalled past its lease, outages on releases, suspensions, a hung node at close',
+      ),
+      e(
+        { ...q, backend: 'redlock', workload: 'mutex', fault: 'hang-at-close', fencing: false },
+        'ok',
+        'close() bounded while a node hangs',
+      ),
+      e(
+        { ...q, backend: 'redis', workload: 'inventory', fault: 'flicker' },
+        'illegal',
+        'a Redis restarted without persistence forgets its locks and its fence counter',
+      ),
     );
   }
   return entries;
+}
+
+/** `suite --seeds`: a whole number of seeds per cell (the default: 1 short, 3 full). */
+export function parseSeeds(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const seeds = Number(text);
+  if (!Number.isInteger(seeds) || seeds < 1 || seeds > 1_000) {
+    throw new OptionsError(`--seeds: a whole number from 1 to 1000, got "${text}"`);
+  }
+  return seeds;
+}
+
+/**
+ * `suite --backends` and `--faults`: the entries on those backends whose faults include one of those
+ * (comma-separated lists; an unknown name is refused, naming the known ones).
+ */
+export function selectEntries(
+  entries: readonly SuiteEntry[],
+  only: { backends?: string | undefined; faults?: string | undefined },
+): SuiteEntry[] {
+  const list = (text: string, known: readonly string[], what: string) => {
+    const names = text
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    const unknown = names.filter((n) => !known.includes(n));
+    if (unknown.length)
+      throw new OptionsError(`unknown ${what} ${unknown.join(', ')}; known: ${known.join(', ')}`);
+    return names;
+  };
+  let selected = [...entries];
+  if (only.backends) {
+    const backends = list(only.backends, BACKENDS, 'backend');
+    selected = selected.filter((x) => backends.includes(x.options.backend));
+  }
+  if (only.faults) {
+    const faults = list(only.faults, FAULT_NAMES, 'fault');
+    selected = selected.filter((x) =>
+      String(x.options.fault ?? '')
+        .split(',')
+        .some((f) => faults.includes(f.trim())),
+    );
+  }
+  return selected;
 }
