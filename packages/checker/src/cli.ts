@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-import { realpathSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { constants, realpathSync } from 'node:fs';
+import { access, stat, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import {
@@ -13,7 +14,8 @@ import {
   parseSize,
 } from './cli/arguments.js';
 import { jsonValue, summary, toJson } from './cli/report.js';
-import { BadInputError, check, isBadInput } from './cli/run.js';
+import { BadInputError, check, isBadInput, type Outcome } from './cli/run.js';
+import { escapeJson, escapeLine, escapeText } from './cli/terminal.js';
 import { renderHtml } from './html/render.js';
 import { builtinModels } from './models/registry.js';
 
@@ -43,36 +45,63 @@ export async function main(argv: readonly string[], io: Io = defaultIo): Promise
   const file = program.args[0] as string;
   const options = program.opts<CliOptions>();
   try {
+    // A report that cannot be written is a bad flag: found before a long check, not after it.
+    if (options.html !== undefined) await assertWritable(options.html);
     const outcome = await check(file, options);
     const verdict = outcome.composite.verdict;
+    // Written before the verdict is printed, so a failure never follows a verdict it contradicts.
+    if (options.html !== undefined) await writeReport(options.html, file, options, outcome);
     io.stdout(
       options.json
-        ? `${JSON.stringify(toJson(file, options, outcome), jsonValue, 2)}\n`
+        ? `${escapeJson(JSON.stringify(toJson(file, options, outcome), jsonValue, 2))}\n`
         : summary(file, outcome),
     );
-    if (options.html !== undefined) {
-      const html = renderHtml(outcome.composite, outcome.drawn, {
-        title: `fencekit-check ${file}`,
-        subtitle: [
-          options.model && `model ${options.model}`,
-          options.checker && `checkers ${options.checker.join(', ')}`,
-        ]
-          .filter(Boolean)
-          .join(' · '),
-        timeUnit: outcome.format === 'jsonl' ? 'ns' : 'index',
-      });
-      await writeFile(options.html, html).catch((error: Error) => {
-        throw new BadInputError(`cannot write the HTML report to ${options.html}: ${error.message}`);
-      });
-    }
     return EXIT[verdict];
   } catch (error) {
     if (isBadInput(error)) {
-      io.stderr(`fencekit-check: ${error.message}\n`);
+      io.stderr(`fencekit-check: ${escapeLine(error.message)}\n`);
       return EXIT.badInput;
     }
     throw error;
   }
+}
+
+async function writeReport(path: string, file: string, options: CliOptions, outcome: Outcome): Promise<void> {
+  const html = renderHtml(outcome.composite, outcome.drawn, {
+    title: `fencekit-check ${file}`,
+    subtitle: [
+      options.model && `model ${options.model}`,
+      options.checker && `checkers ${options.checker.join(', ')}`,
+    ]
+      .filter(Boolean)
+      .join(' · '),
+    timeUnit: outcome.format === 'jsonl' ? 'ns' : 'index',
+  });
+  await assertWritable(path);
+  await writeFile(path, html).catch((error: Error) => {
+    throw new BadInputError(`cannot write the HTML report to ${path}: ${error.message}`);
+  });
+}
+
+/**
+ * The report path must be a regular file or not exist yet, in a directory we may write: a FIFO or
+ * device would block the write (or swallow it), a directory cannot be written at all.
+ */
+async function assertWritable(path: string): Promise<void> {
+  const refuse = (why: string): never => {
+    throw new BadInputError(`cannot write the HTML report to ${path}: ${why}`);
+  };
+  const existing = await stat(path).catch((error: NodeJS.ErrnoException) =>
+    error.code === 'ENOENT' ? undefined : refuse(error.message),
+  );
+  if (existing !== undefined) {
+    if (!existing.isFile()) refuse('not a regular file');
+    await access(path, constants.W_OK).catch((error: Error) => refuse(error.message));
+    return;
+  }
+  const dir = await stat(dirname(path)).catch((error: Error) => refuse(error.message));
+  if (!dir.isDirectory()) refuse(`${dirname(path)} is not a directory`);
+  await access(dirname(path), constants.W_OK).catch((error: Error) => refuse(error.message));
 }
 
 function command(io: Io): Command {
@@ -107,7 +136,10 @@ function command(io: Io): Command {
       parseInteger,
     )
     .exitOverride()
-    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .configureOutput({
+      writeOut: (text) => io.stdout(escapeText(text)),
+      writeErr: (text) => io.stderr(escapeText(text)),
+    })
     .showHelpAfterError('(run fencekit-check --help for usage)')
     .addHelpText(
       'after',
@@ -136,15 +168,16 @@ if (invokedDirectly()) {
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code !== 'EPIPE') throw error;
   });
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (error: unknown) => {
-      process.stderr.write(
-        `fencekit-check: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-      );
-      process.exitCode = EXIT.unknown;
-    },
-  );
+  // Whatever escapes (even from an event handler) is an internal error, exit 2: Node's own exit code
+  // for a crash is 1, which reads as "illegal".
+  const crash = (error: unknown) => {
+    process.stderr.write(
+      `fencekit-check: internal error: ${escapeText(error instanceof Error ? (error.stack ?? error.message) : String(error))}\n`,
+    );
+    process.exit(EXIT.unknown);
+  };
+  process.on('uncaughtException', crash);
+  main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  }, crash);
 }

@@ -235,6 +235,258 @@ describe('fencekit-check bad input', () => {
   });
 });
 
+describe('fencekit-check on hostile input (issue #14)', () => {
+  const event = (
+    index: number,
+    process: number | string,
+    type: string,
+    f: string,
+    value: unknown,
+    extra = {},
+  ) => JSON.stringify({ index, time: index * 10, process, type, f, value, ...extra });
+
+  it('refuses an empty history as bad input in every format, for models and lock checkers', async () => {
+    for (const [name, text] of [
+      ['empty.jsonl', ''],
+      ['blank.jsonl', '\n  \n'],
+      ['empty.edn', '[]'],
+      ['comment.edn', '; nothing\n'],
+      ['empty.log', '\n'],
+    ]) {
+      const path = join(dir, name as string);
+      await writeFile(path, text as string);
+      const lin = await run(path, '--model', 'register');
+      expect(lin, name).toMatchObject({ code: 3, out: '' });
+      expect(lin.err).toContain('holds no events: nothing to check');
+    }
+    const all = await run(join(dir, 'empty.jsonl'), '--checker', 'all');
+    expect(all).toMatchObject({ code: 3, out: '' });
+  });
+
+  it('answers unknown, never ok, when nothing in the history can be judged', async () => {
+    const resourceOnly = join(dir, 'resource-only.jsonl');
+    await writeFile(
+      resourceOnly,
+      `${event(0, 'resource', 'ok', 'enter', { client: 1, fence: '1', accepted: true })}\n`,
+    );
+    const lin = await run(resourceOnly, '--model', 'register');
+    expect(lin.code).toBe(2);
+    expect(lin.out).toMatch(
+      /linearizability: unknown \(nothing to check: the history has no client operations/,
+    );
+    const clientsOnly = join(dir, 'clients-only.jsonl');
+    await writeFile(
+      clientsOnly,
+      `${event(0, 1, 'invoke', 'buy', null)}\n${event(1, 1, 'ok', 'buy', null)}\n`,
+    );
+    for (const checker of ['all', 'mutex', 'mutex,all', 'inventory,fence']) {
+      const lock = await run(clientsOnly, '--checker', checker, '--json');
+      expect(lock.code, checker).toBe(2);
+      expect(JSON.parse(lock.out).verdict).toBe('unknown');
+    }
+    const failedOnly = join(dir, 'failed-only.edn');
+    await writeFile(
+      failedOnly,
+      '[{:process 0 :type :invoke :f :write :value 1}\n{:process 0 :type :fail :f :write :value 1}]',
+    );
+    expect((await run(failedOnly, '--model', 'register')).code).toBe(2);
+  });
+
+  it('reads a porcupine log line with 160 000 spaces within its time budget (took 16 s with --timeout 1s)', async () => {
+    const path = join(dir, 'spaces.log');
+    await writeFile(path, `INFO  jepsen.util - 0 :invoke :read nil${' '.repeat(160_000)}x\n`);
+    const started = performance.now();
+    const { code, err } = await run(path, '--model', 'cas-register', '--timeout', '1s');
+    expect(performance.now() - started).toBeLessThan(3000);
+    expect(code).toBe(3);
+    expect(err).toMatch(/spaces\.log:1: expected nil as the value of a read invoke/);
+  });
+
+  it('ends with unknown when reading outlasts --timeout, for lock checkers too (reading was not budgeted)', async () => {
+    const path = join(dir, 'long-run.jsonl');
+    const lines: string[] = [];
+    for (let i = 0; i < 100_000; i++) {
+      lines.push(event(2 * i, 'resource', 'ok', 'enter', { client: 1, fence: String(i), accepted: true }));
+      lines.push(event(2 * i + 1, 'resource', 'ok', 'leave', { client: 1 }));
+    }
+    await writeFile(path, `${lines.join('\n')}\n`);
+    const { code, out } = await run(path, '--checker', 'mutex', '--timeout', '1ms');
+    expect(code).toBe(2);
+    expect(out).toMatch(
+      /mutex: unknown \(reading .*long-run\.jsonl stopped after line \d+: its time budget ran out\)/,
+    );
+  });
+
+  it('answers every read failure with exit 3 naming the file: endless lines, I/O errors, bad UTF-8', async () => {
+    for (const format of ['jsonl', 'edn', 'porcupine-log']) {
+      const zero = await run('/dev/zero', '--format', format, '--model', 'register');
+      expect(zero, format).toMatchObject({ code: 3, out: '' });
+      expect(zero.err).toMatch(/\/dev\/zero:1: expected a line of at most 67108864 bytes/);
+      // Reading /proc/self/mem fails with EIO: a read error, not an internal error.
+      const io = await run('/proc/self/mem', '--format', format, '--model', 'register');
+      expect(io, format).toMatchObject({ code: 3, out: '' });
+      expect(io.err).toMatch(/cannot read \/proc\/self\/mem: .*EIO/);
+    }
+    const latin1 = join(dir, 'latin1.jsonl');
+    await writeFile(
+      latin1,
+      Buffer.concat([
+        Buffer.from(`${event(0, 1, 'invoke', 'write', 'x')}\n`),
+        Buffer.from(`${event(1, 1, 'ok', 'write', 'caf\u00e9')}\n`, 'latin1'),
+      ]),
+    );
+    const utf8 = await run(latin1, '--model', 'register');
+    expect(utf8.code).toBe(3);
+    expect(utf8.err).toContain(`${latin1}:2: expected UTF-8 text`);
+  });
+
+  it('refuses JSON and EDN nested thousands deep with exit 3 naming the line', async () => {
+    const deep = `${'['.repeat(10_000)}${']'.repeat(10_000)}`;
+    const json = join(dir, 'deep.jsonl');
+    await writeFile(
+      json,
+      `${event(0, 1, 'invoke', 'write', 1)}\n${event(1, 1, 'ok', 'write', 1).replace('"value":1', `"value":${deep}`)}\n`,
+    );
+    const edn = join(dir, 'deep.edn');
+    await writeFile(
+      edn,
+      `[{:process 0 :type :invoke :f :write :value 1}\n{:process 0 :type :ok :f :write :value ${deep}}]`,
+    );
+    for (const path of [json, edn]) {
+      const { code, err } = await run(path, '--model', 'register');
+      expect(code).toBe(3);
+      expect(err).toMatch(new RegExp(`${path}:2: expected (values|collections) nested at most 100 deep`));
+    }
+  });
+
+  it('keeps integers exact: 2^53 + 1 written and 2^53 read is illegal (JSONL), EDN bigints convict (not unknown)', async () => {
+    const json = join(dir, 'big.jsonl');
+    await writeFile(
+      json,
+      [
+        '{"index":0,"time":1,"process":0,"type":"invoke","f":"write","value":9007199254740993}',
+        '{"index":1,"time":2,"process":0,"type":"ok","f":"write","value":9007199254740993}',
+        '{"index":2,"time":3,"process":1,"type":"invoke","f":"read","value":null}',
+        '{"index":3,"time":4,"process":1,"type":"ok","f":"read","value":9007199254740992}',
+      ].join('\n'),
+    );
+    const jsonRun = await run(json, '--model', 'register');
+    expect(jsonRun.code).toBe(1);
+    expect(jsonRun.out).toContain('read 9007199254740992, which no op had started writing');
+    const edn = join(dir, 'big.edn');
+    await writeFile(
+      edn,
+      `[{:process 0 :type :invoke :f :write :value 18446744073709551616}
+{:process 0 :type :ok :f :write :value 18446744073709551616}
+{:process 1 :type :invoke :f :read :value nil}
+{:process 1 :type :ok :f :read :value 18446744073709551617}]`,
+    );
+    for (const extra of [[], ['--json'], ['--html', join(dir, 'big.html')]]) {
+      const ednRun = await run(edn, '--model', 'cas-register', ...extra);
+      expect(ednRun.code, extra.join(' ')).toBe(1);
+    }
+    expect(await readFile(join(dir, 'big.html'), 'utf8')).toContain('18446744073709551617');
+  });
+
+  it('refuses a completion timed before its invoke, naming file and line', async () => {
+    const path = join(dir, 'backwards.jsonl');
+    await writeFile(
+      path,
+      `${JSON.stringify({ index: 0, time: 50, process: 1, type: 'invoke', f: 'write', value: 1 })}\n${JSON.stringify({ index: 1, time: 40, process: 1, type: 'ok', f: 'write', value: 1 })}\n`,
+    );
+    const { code, err } = await run(path, '--model', 'register');
+    expect(code).toBe(3);
+    expect(err).toContain(
+      `${path}:2: expected a completion of process 1's :write no earlier than its invoke (time 50)`,
+    );
+  });
+
+  it('names file and line of a pairing error among resource lines (it said "event at position N")', async () => {
+    const path = join(dir, 'unpaired.jsonl');
+    await writeFile(
+      path,
+      [
+        event(0, 1, 'invoke', 'write', 1),
+        event(1, 'resource', 'ok', 'enter', { client: 1, fence: '1', accepted: true }),
+        event(2, 'resource', 'ok', 'leave', { client: 1 }),
+        '',
+        event(3, 2, 'ok', 'write', 1),
+      ].join('\n'),
+    );
+    const { code, err } = await run(path, '--model', 'register', '--checker', 'mutex');
+    expect(code).toBe(3);
+    expect(err).toContain(`${path}:5: expected an open invoke by process 2 before this completion`);
+    expect(err).not.toMatch(/position/);
+  });
+
+  it('escapes control characters from the history in every human-readable output', async () => {
+    const hostile = 'k\u001b[2J\u001b]0;owned\u0007\u009b31m\u202eevil\nfake: ok';
+    const path = join(dir, 'escapes.jsonl');
+    await writeFile(
+      path,
+      [
+        event(0, 1, 'invoke', 'put', 'a', { key: hostile }),
+        event(1, 1, 'ok', 'put', 'a', { key: hostile }),
+        event(2, 2, 'invoke', 'get', null, { key: hostile }),
+        event(3, 2, 'ok', 'get', hostile, { key: hostile }),
+        event(4, 'resource', 'ok', 'enter', { client: 1, fence: '1', accepted: true }, { key: hostile }),
+        event(5, 'resource', 'ok', 'enter', { client: 2, fence: '2', accepted: true }, { key: hostile }),
+      ].join('\n'),
+    );
+    // C0 but tab and line feed, DEL, C1, bidi controls: what a terminal may act on.
+    const raw = (text: string) =>
+      [...text].some((ch) => {
+        const c = ch.charCodeAt(0);
+        return (
+          (c < 0x20 && c !== 9 && c !== 10) ||
+          (c >= 0x7f && c <= 0x9f) ||
+          (c >= 0x202a && c <= 0x202e) ||
+          (c >= 0x2066 && c <= 0x2069)
+        );
+      });
+    const human = await run(path, '--model', 'kv', '--checker', 'mutex');
+    expect(human.code).toBe(1);
+    expect(raw(human.out)).toBe(false);
+    expect(human.out).toContain('\\x1b[2J');
+    expect(human.out).not.toMatch(/^fake: ok/m);
+    const json = await run(path, '--model', 'kv', '--checker', 'mutex', '--json');
+    expect(raw(json.out)).toBe(false);
+    expect(JSON.parse(json.out).checks.linearizability.partitions[0].key).toBe(hostile);
+    // Bad input whose message quotes the history: an op name the model does not know.
+    const badOp = join(dir, 'bad-op.jsonl');
+    await writeFile(
+      badOp,
+      `${event(0, 1, 'invoke', `w\u001b[31m\u009b`, 1)}\n${event(1, 1, 'ok', `w\u001b[31m\u009b`, 1)}\n`,
+    );
+    const bad = await run(badOp, '--model', 'register');
+    expect(bad.code).toBe(3);
+    expect(raw(bad.err)).toBe(false);
+    expect(bad.err).toContain('\\x1b[31m\\x9b');
+    const named = await run(join(dir, 'e\u001b[31m.jsonl'), '--model', 'register');
+    expect(named.code).toBe(3);
+    expect(raw(named.err)).toBe(false);
+  });
+
+  it("refuses --initial-stock '' and other non-integers (it was taken as 0)", async () => {
+    const file = await writeHistory('stock.jsonl', overlappingInventory());
+    for (const stock of ['', ' ', '0x10', '1e3', '-1', '2.5']) {
+      const { code, out } = await run(file, '--checker', 'inventory', '--initial-stock', stock);
+      expect(code, JSON.stringify(stock)).toBe(3);
+      expect(out).toBe('');
+    }
+  });
+
+  it('fails a bad --html path before printing any verdict', async () => {
+    const log = `${DATA}/porcupine/jepsen/etcd_101.log`;
+    for (const html of ['/nonexistent/dir/r.html', dir, '/dev/null', '/proc/version']) {
+      const { code, out, err } = await run(log, '--model', 'cas-register', '--html', html);
+      expect(code, html).toBe(3);
+      expect(out, html).toBe('');
+      expect(err).toMatch(/cannot write the HTML report/);
+    }
+  });
+});
+
 describe('fencekit-check as a built binary', () => {
   const bin = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 

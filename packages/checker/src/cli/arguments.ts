@@ -6,10 +6,13 @@ export const LOCK_CHECKERS = ['mutex', 'fence', 'inventory', 'cron', 'election']
 export type LockChecker = (typeof LOCK_CHECKERS)[number];
 export const FORMATS: HistoryFormat[] = ['jsonl', 'edn', 'porcupine-log'];
 
+/** `--checker` as given: lock checkers by name, and `all` for every one that finds something to judge. */
+export type CheckerChoice = LockChecker | 'all';
+
 /** The parsed flags of `fencekit-check`. */
 export interface CliOptions {
   model?: string;
-  checker?: LockChecker[];
+  checker?: CheckerChoice[];
   format?: HistoryFormat;
   timeout: number;
   memory?: number;
@@ -18,15 +21,24 @@ export interface CliOptions {
   initialStock?: number;
 }
 
-export function parseCheckers(value: string, previous: LockChecker[] | undefined): LockChecker[] {
+export function parseCheckers(value: string, previous: CheckerChoice[] | undefined): CheckerChoice[] {
   const names = value.split(',').map((s) => s.trim());
   const chosen = new Set(previous ?? []);
   for (const name of names) {
-    if (name === 'all') for (const c of LOCK_CHECKERS) chosen.add(c);
-    else if ((LOCK_CHECKERS as readonly string[]).includes(name)) chosen.add(name as LockChecker);
+    if (name === 'all' || (LOCK_CHECKERS as readonly string[]).includes(name)) chosen.add(name as CheckerChoice);
     else throw new InvalidArgumentError(`"${name}" is not one of ${LOCK_CHECKERS.join(', ')}, all.`);
   }
   return [...chosen];
+}
+
+/**
+ * The lock checkers to run, and those only `all` asked for: these count toward the verdict only when
+ * they found something to judge (a mutex history has no election to check), unlike a checker named.
+ */
+export function lockCheckers(choice: readonly CheckerChoice[]): { run: LockChecker[]; optional: Set<LockChecker> } {
+  const named = choice.filter((c): c is LockChecker => c !== 'all');
+  if (!choice.includes('all')) return { run: named, optional: new Set() };
+  return { run: [...LOCK_CHECKERS], optional: new Set(LOCK_CHECKERS.filter((c) => !named.includes(c))) };
 }
 
 /** "60s", "500ms", "2m", "1.5h", or a bare number of seconds → milliseconds. */
@@ -57,8 +69,11 @@ export function parseSize(value: string): number {
   return Math.floor(bytes);
 }
 
+/** Decimal digits only: `Number('')` and `Number(' ')` are 0, and `0x10` or `1e3` are no stock counts. */
 export function parseInteger(value: string): number {
   const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError('expected a non-negative integer.');
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) {
+    throw new InvalidArgumentError('expected a non-negative integer (decimal digits).');
+  }
   return n;
 }

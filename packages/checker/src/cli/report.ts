@@ -4,15 +4,20 @@ import { RESOURCE_PROCESS } from '../lock/events.js';
 import type { CheckResult } from '../verdict.js';
 import type { CliOptions } from './arguments.js';
 import type { Outcome } from './run.js';
+import { escapeLine } from './terminal.js';
 
 /** Violations printed per check with `--json`; the HTML page and the API keep more. */
 const JSON_VIOLATIONS = 100;
 
-/** The human summary: overall verdict, then per check its verdict, figures and first violations. */
+/**
+ * The human summary: overall verdict, then per check its verdict, figures and first violations. Each
+ * line is escaped on its own, so a key or message can neither inject terminal sequences nor forge a line.
+ */
 export function summary(file: string, outcome: Outcome): string {
   const lines = [`${file}: ${outcome.composite.verdict}`];
   for (const [name, r] of Object.entries(outcome.composite.results)) {
-    lines.push(`  ${name}: ${r.verdict}${r.error === undefined ? '' : ` (${r.error})`}`);
+    const counted = outcome.notCounted.includes(name) ? '; not counted: --checker all judges what applies' : '';
+    lines.push(`  ${name}: ${r.verdict}${r.error === undefined ? '' : ` (${r.error}${counted})`}`);
     const partitions = (r as Partial<LinearizabilityResult>).partitions;
     if (partitions !== undefined && partitions.length > 1) {
       const count = (v: Verdict) => partitions.filter((p) => p.verdict === v).length;
@@ -26,7 +31,7 @@ export function summary(file: string, outcome: Outcome): string {
     if (r.violations.length > 5)
       lines.push(`    … ${r.violations.length - 5} more (--json or --html for all)`);
   }
-  return `${lines.join('\n')}\n`;
+  return `${lines.map(escapeLine).join('\n')}\n`;
 }
 
 /** `sections 120, overlaps 0, …`: the numeric stats of a check, for the human summary. */
@@ -52,6 +57,7 @@ export function toJson(file: string, options: CliOptions, outcome: Outcome): unk
     checks[name] = {
       verdict: r.verdict,
       ...(r.error === undefined ? {} : { error: r.error }),
+      ...(outcome.notCounted.includes(name) ? { counted: false } : {}),
       stats: r.stats,
       ...(lin.partitions === undefined
         ? {

@@ -1,6 +1,14 @@
-import { HistoryParseError, HistoryShapeError } from '../history/errors.js';
-import { readHistoryJsonl } from '../history/jsonl.js';
-import { formatFromPath, type HistoryFormat, loadOperations } from '../history/load.js';
+import {
+  HistoryParseError,
+  HistoryReadAbortedError,
+  HistoryReadError,
+  HistoryShapeError,
+} from '../history/errors.js';
+import { readJepsenEdn } from '../history/jepsen-edn.js';
+import { readHistoryJsonlLines } from '../history/jsonl.js';
+import { formatFromPath, type HistoryFormat, pairLines } from '../history/load.js';
+import { readPorcupineLog } from '../history/porcupine-log.js';
+import type { ReadOptions } from '../history/read-options.js';
 import type { HistoryEvent, Operation } from '../history/types.js';
 import { checkLinearizable, type LinearizabilityResult } from '../linearizability/index.js';
 import { checkCron } from '../lock/cron.js';
@@ -11,8 +19,8 @@ import { checkFences } from '../lock/fence.js';
 import { checkInventory } from '../lock/inventory.js';
 import { checkMutex } from '../lock/mutex.js';
 import { modelByName } from '../models/registry.js';
-import { type Checker, type CheckResult, type CompositeResult, runCheckers } from '../verdict.js';
-import { type CliOptions, FORMATS, type LockChecker } from './arguments.js';
+import { type Checker, type CheckResult, type CompositeResult, composeVerdicts, runCheckers } from '../verdict.js';
+import { type CliOptions, FORMATS, type LockChecker, lockCheckers } from './arguments.js';
 
 /** A bad flag or file: reported on stderr with exit code 3, never as a verdict. */
 export class BadInputError extends Error {}
@@ -23,10 +31,26 @@ export interface Outcome {
   format: HistoryFormat;
   /** What the HTML report draws: the events (lock lanes and timelines) or the paired operations. */
   drawn: readonly HistoryEvent[] | readonly Operation[];
+  /** Checks only `--checker all` asked for that found nothing to judge: shown, not counted. */
+  notCounted: readonly string[];
 }
 
-/** Loads the history and runs every check the flags ask for; bad input throws, verdicts never do. */
+/** What was read: the events (JSONL only, with their lines), and the paired client operations. */
+interface Loaded {
+  events?: HistoryEvent[];
+  lines?: number[];
+  operations: Operation[];
+  /** Events read, nemesis and resource lines included: 0 means an empty file. */
+  count: number;
+}
+
+/**
+ * Loads the history and runs every check the flags ask for; bad input throws, verdicts never do.
+ * `options.timeout` bounds the whole run: reading and pairing spend from it, and the search gets
+ * what is left. A read that outlasts it ends every check `unknown`.
+ */
 export async function check(file: string, options: CliOptions): Promise<Outcome> {
+  const started = performance.now();
   if (options.model === undefined && options.checker === undefined) {
     throw new BadInputError('say what to check: --model <model> and/or --checker <names>');
   }
@@ -39,15 +63,24 @@ export async function check(file: string, options: CliOptions): Promise<Outcome>
   if (options.checker !== undefined && format !== 'jsonl') {
     throw new BadInputError(`lock checkers read harness histories (jsonl), not ${format}`);
   }
-  let events: HistoryEvent[] | undefined;
-  let operations: readonly HistoryEvent[] | readonly Operation[];
-  if (format === 'jsonl') {
-    events = await readEvents(file);
-    // The resource's observations are not client operations: the linearizability search never sees them.
-    operations = events.filter((e) => e.process !== RESOURCE_PROCESS);
-  } else {
-    operations = await loadOperations(file, format).catch(rethrowMissing(file));
+  const model = options.model === undefined ? undefined : modelByName(options.model);
+  if (options.model !== undefined && model === undefined)
+    throw new BadInputError(`unknown model ${options.model}`);
+
+  let loaded: Loaded;
+  const budget = new AbortController();
+  // setTimeout fires at once past 2^31 - 1 ms: a longer budget is as good as none for reading.
+  const timer = setTimeout(() => budget.abort(), Math.min(options.timeout, 2 ** 31 - 1));
+  try {
+    loaded = await load(file, format, options.model !== undefined, { signal: budget.signal });
+  } catch (error) {
+    if (!(error instanceof HistoryReadAbortedError)) throw error;
+    return { composite: undecided(options, error.message), format, drawn: [], notCounted: [] };
+  } finally {
+    clearTimeout(timer);
   }
+  // Nothing at all is not a history: say so rather than judge it (an empty file is no evidence).
+  if (loaded.count === 0) throw new BadInputError(`${file} holds no events: nothing to check`);
 
   const checkers: Record<string, Checker<undefined>> = {};
   let badInput: Error | undefined;
@@ -58,31 +91,113 @@ export async function check(file: string, options: CliOptions): Promise<Outcome>
       try {
         return fn();
       } catch (error) {
-        if (isBadInput(error)) badInput ??= error;
+        if (isBadInput(error)) badInput ??= locate(error, file, loaded);
         throw error;
       }
     };
-  if (options.model !== undefined) {
-    const model = modelByName(options.model);
-    if (model === undefined) throw new BadInputError(`unknown model ${options.model}`);
-    const lin = operations;
+  if (model !== undefined) {
+    const ops = loaded.operations;
+    const remaining = Math.max(1, options.timeout - (performance.now() - started));
     checkers.linearizability = guard(() =>
-      asCheckResult(
-        checkLinearizable(lin, model, {
-          timeoutMs: options.timeout,
-          diagnose: options.html !== undefined,
-          ...(options.memory === undefined ? {} : { memoryBytes: options.memory }),
-        }),
-      ),
+      ops.length === 0
+        ? nothingToCheck('the history has no client operations (only faults, resource lines or failed ops)')
+        : asCheckResult(
+            checkLinearizable(ops, model, {
+              timeoutMs: remaining,
+              diagnose: options.html !== undefined,
+              ...(options.memory === undefined ? {} : { memoryBytes: options.memory }),
+            }),
+          ),
     );
   }
-  for (const name of options.checker ?? []) {
-    const history = events ?? [];
-    checkers[name] = guard(() => lockCheck(name, history, options));
+  const locks = lockCheckers(options.checker ?? []);
+  const history = loaded.events ?? [];
+  // Without a single resource line no lock checker has anything to judge, whatever it would say.
+  const resourceLines = history.some((e) => e.process === RESOURCE_PROCESS);
+  for (const name of locks.run) {
+    checkers[name] = guard(() =>
+      resourceLines ? lockCheck(name, history, options) : nothingToCheck('the history has no resource lines'),
+    );
   }
-  const composite = await runCheckers(checkers, undefined);
+  const ran = await runCheckers(checkers, undefined);
   if (badInput !== undefined) throw badInput;
-  return { composite, format, drawn: events ?? operations };
+  const notCounted = Object.entries(ran.results)
+    .filter(([name, r]) => locks.optional.has(name as LockChecker) && isNothingToCheck(r))
+    .map(([name]) => name);
+  const counted = Object.entries(ran.results).filter(([name]) => !notCounted.includes(name));
+  // `all` with nothing to judge anywhere stays unknown: a run that checked nothing has not passed.
+  const verdict = counted.length === 0 ? 'unknown' : composeVerdicts(counted.map(([, r]) => r.verdict));
+  return {
+    composite: { verdict, results: ran.results },
+    format,
+    drawn: loaded.events ?? loaded.operations,
+    notCounted,
+  };
+}
+
+/**
+ * Reads the file in its format. JSONL keeps its events (the lock checkers and the report need them)
+ * with their lines, and pairs the client operations only when a model will search them, so a pairing
+ * error names the file and line of its event; the resource's observations are never client ops.
+ */
+async function load(file: string, format: HistoryFormat, pair: boolean, read: ReadOptions): Promise<Loaded> {
+  switch (format) {
+    case 'jsonl': {
+      const events: HistoryEvent[] = [];
+      const lines: number[] = [];
+      const all = readHistoryJsonlLines(file, file, read);
+      async function* kept(): AsyncGenerator<[HistoryEvent, number]> {
+        for await (const [event, line] of all) {
+          events.push(event);
+          lines.push(line);
+          if (event.process !== RESOURCE_PROCESS) yield [event, line];
+        }
+      }
+      let operations: Operation[] = [];
+      if (pair) operations = await pairLines(file, kept(), {});
+      else for await (const _ of kept());
+      return { events, lines, operations, count: events.length };
+    }
+    case 'edn': {
+      let count = 0;
+      const operations = await pairLines(file, readJepsenEdn(file, file, read), { clock: 'index' }, () => {
+        count++;
+      });
+      return { operations, count };
+    }
+    case 'porcupine-log': {
+      // Every line of a porcupine log is an op's invoke or completion: no ops, no events.
+      const operations = await readPorcupineLog(file, file, read);
+      return { operations, count: operations.length };
+    }
+  }
+}
+
+/** A check that had nothing to judge: never a pass (the shape of verdict.ts' `nothingToCheck`). */
+function nothingToCheck(why: string): CheckResult & { nothingToCheck: string } {
+  return { verdict: 'unknown', violations: [], stats: {}, nothingToCheck: why, error: `nothing to check: ${why}` };
+}
+
+function isNothingToCheck(result: CheckResult): boolean {
+  return result.verdict === 'unknown' && typeof (result as { nothingToCheck?: unknown }).nothingToCheck === 'string';
+}
+
+/** Every requested check `unknown` for the same reason (the history could not be read in time). */
+function undecided(options: CliOptions, why: string): CompositeResult {
+  const results: Record<string, CheckResult> = {};
+  const names = [...(options.model === undefined ? [] : ['linearizability']), ...lockCheckers(options.checker ?? []).run];
+  for (const name of names) results[name] = { verdict: 'unknown', violations: [], stats: {}, error: why };
+  return { verdict: 'unknown', results };
+}
+
+/** A lock checker's error names an event by its `index`; add the file and line it was read from. */
+function locate(error: Error, file: string, loaded: Loaded): Error {
+  if (!(error instanceof LockHistoryError) || error.index === undefined) return error;
+  const at = loaded.events?.findIndex((e) => e.index === error.index) ?? -1;
+  const line = at === -1 ? undefined : loaded.lines?.[at];
+  return line === undefined
+    ? error
+    : new BadInputError(`${file}:${line}: ${error.message}`, { cause: error });
 }
 
 function lockCheck(name: LockChecker, history: HistoryEvent[], options: CliOptions): CheckResult {
@@ -120,31 +235,12 @@ function asCheckResult(result: LinearizabilityResult): CheckResult & Linearizabi
   return { ...result, violations, ...(error === undefined ? {} : { error }) };
 }
 
-async function readEvents(file: string): Promise<HistoryEvent[]> {
-  const events: HistoryEvent[] = [];
-  try {
-    for await (const event of readHistoryJsonl(file)) events.push(event);
-  } catch (error) {
-    rethrowMissing(file)(error);
-  }
-  return events;
-}
-
-function rethrowMissing(file: string): (error: unknown) => never {
-  return (error) => {
-    const code = (error as { code?: unknown } | null)?.code;
-    if (code === 'ENOENT' || code === 'EISDIR' || code === 'EACCES') {
-      throw new BadInputError(`cannot read ${file}: ${(error as Error).message}`);
-    }
-    throw error;
-  };
-}
-
 /** Errors that mean the input could not be checked at all (exit code 3), as opposed to a verdict. */
 export function isBadInput(error: unknown): error is Error {
   return (
     error instanceof BadInputError ||
     error instanceof HistoryParseError ||
+    error instanceof HistoryReadError ||
     error instanceof HistoryShapeError ||
     error instanceof LockHistoryError
   );

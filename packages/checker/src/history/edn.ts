@@ -1,4 +1,6 @@
 import { HistoryParseError } from './errors.js';
+import { exactNumber } from './json.js';
+import { MAX_NESTING } from './read-options.js';
 
 /** An EDN keyword, kept apart from strings while reading so `:nemesis` and `"nemesis"` can be told apart. */
 export class Keyword {
@@ -39,13 +41,19 @@ const isDelimiter = (c: number): boolean =>
  */
 export class EdnReader {
   #pos = 0;
-  #line = 1;
+  #line: number;
+  // Collections open around the value being read: capped, so deep nesting is an error, not a stack overflow.
+  #depth = 0;
   // Histories repeat a handful of keywords thousands of times: one object each.
   readonly #keywords = new Map<string, Keyword>();
+  /** `firstLine`: the line `text` starts on in its file (for a piece of a larger file). */
   constructor(
     private readonly text: string,
     private readonly file: string,
-  ) {}
+    firstLine = 1,
+  ) {
+    this.#line = firstLine;
+  }
 
   /** Line of the next unread character (1-based). */
   get line(): number {
@@ -58,10 +66,24 @@ export class EdnReader {
     return this.#pos >= this.text.length;
   }
 
-  /** Reads one value; throws `HistoryParseError` on anything outside the subset. */
+  /**
+   * Reads one value; throws `HistoryParseError` on anything outside the subset, and on collections
+   * nested deeper than `MAX_NESTING`.
+   */
   read(): EdnValue {
+    this.#depth++;
+    try {
+      return this.#readValue();
+    } finally {
+      this.#depth--;
+    }
+  }
+
+  #readValue(): EdnValue {
     this.#skip();
     const c = this.text[this.#pos];
+    if ((c === '{' || c === '[' || c === '(' || c === '#') && this.#depth > MAX_NESTING)
+      this.#fail(`collections nested at most ${MAX_NESTING} deep`, this.#peekToken());
     if (c === undefined) this.#fail('an EDN value', 'end of input');
     switch (c) {
       case '{':
@@ -189,11 +211,9 @@ export class EdnReader {
     if (token === 'true') return true;
     if (token === 'false') return false;
     if (token.length < 10 && /^-?\d+$/.test(token)) return Number(token);
-    if (/^[+-]?\d+N?$/.test(token)) {
-      const digits = token.endsWith('N') ? token.slice(0, -1) : token;
-      const n = Number(digits);
-      return Number.isSafeInteger(n) ? n : BigInt(digits);
-    }
+    // Integers stay exact: a number when safe, else a bigint (`N` marks a big integer, `M` a decimal
+    // that is an integer here).
+    if (/^[+-]?\d+[NM]?$/.test(token)) return exactNumber(token.replace(/^\+|[NM]$/g, ''));
     if (/^[+-]?(\d+\.\d*|\d+)([eE][+-]?\d+)?M?$/.test(token)) return Number(token.replace(/M$/, ''));
     if (/^[A-Za-z*+!\-_?<>=/.][\w*+!\-_?<>=/.#']*$/.test(token)) return token;
     return this.#fail('a value', token);

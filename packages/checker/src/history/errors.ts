@@ -50,6 +50,43 @@ export class PairingError extends HistoryShapeError {
   }
 }
 
+/**
+ * The history file could not be read at all or to its end (missing, a directory, no permission, an I/O
+ * error): bad input, named by file and by the line reading stopped after.
+ */
+export class HistoryReadError extends Error {
+  readonly code = 'invalid-history';
+  constructor(
+    readonly file: string,
+    /** Lines read completely before the failure (0: none). */
+    readonly line: number,
+    reason: string,
+    options?: ErrorOptions,
+  ) {
+    super(`cannot read ${file}${line > 0 ? ` after line ${line}` : ''}: ${reason}`, options);
+  }
+  override get name(): string {
+    return 'HistoryReadError';
+  }
+}
+
+/**
+ * Reading stopped because the caller's signal aborted (its time budget ran out): not bad input and no
+ * verdict, so callers answer `unknown`. `line` is the last line read.
+ */
+export class HistoryReadAbortedError extends Error {
+  constructor(
+    readonly file: string,
+    readonly line: number,
+    options?: ErrorOptions,
+  ) {
+    super(`reading ${file} stopped after line ${line}: its time budget ran out`, options);
+  }
+  override get name(): string {
+    return 'HistoryReadAbortedError';
+  }
+}
+
 function clip(text: string): string {
   const oneLine = JSON.stringify(text);
   return oneLine.length > 80 ? `${oneLine.slice(0, 77)}…"` : oneLine;

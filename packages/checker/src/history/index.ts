@@ -1,6 +1,14 @@
 export { EdnReader, type EdnValue, Keyword } from './edn.js';
-export { HistoryParseError, HistoryShapeError, PairingError } from './errors.js';
-export { parseJepsenEdn } from './jepsen-edn.js';
+export { EdnItemSplitter } from './edn-items.js';
+export {
+  HistoryParseError,
+  HistoryReadAbortedError,
+  HistoryReadError,
+  HistoryShapeError,
+  PairingError,
+} from './errors.js';
+export { parseJepsenEdn, readJepsenEdn } from './jepsen-edn.js';
+export { parseJsonExact } from './json.js';
 export {
   formatHistoryEvent,
   HistoryWriter,
@@ -9,7 +17,10 @@ export {
   readHistoryJsonlLines,
   toHistoryEvent,
 } from './jsonl.js';
-export { formatFromPath, type HistoryFormat, loadOperations, parseOperations } from './load.js';
+export { readLines, type SourceLine } from './lines.js';
+export { formatFromPath, type HistoryFormat, loadOperations, pairLines, parseOperations } from './load.js';
 export { OperationPairer, type PairingOptions, pairOperations, pairOperationsAsync } from './pairing.js';
-export { parsePorcupineLog } from './porcupine-log.js';
+export { parsePorcupineLog, readPorcupineLog } from './porcupine-log.js';
+export { DEFAULT_MAX_EVENT_BYTES, MAX_NESTING, type ReadOptions } from './read-options.js';
+export { showValue } from './show.js';
 export type { HistoryEvent, Operation, OpType, ProcessId, Verdict } from './types.js';

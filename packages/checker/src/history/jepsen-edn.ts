@@ -1,5 +1,9 @@
+import type { Readable } from 'node:stream';
 import { EdnReader, type EdnValue, Keyword } from './edn.js';
+import { type EdnItem, EdnItemSplitter } from './edn-items.js';
 import { HistoryParseError } from './errors.js';
+import { readLines } from './lines.js';
+import { DEFAULT_MAX_EVENT_BYTES, type ReadOptions } from './read-options.js';
 import type { HistoryEvent, OpType, ProcessId } from './types.js';
 
 const OP_TYPES: ReadonlySet<string> = new Set<OpType>(['invoke', 'ok', 'fail', 'info']);
@@ -7,27 +11,56 @@ const OP_TYPES: ReadonlySet<string> = new Set<OpType>(['invoke', 'ok', 'fail', '
 /**
  * Reads a Jepsen EDN history: either one vector of op maps or op maps one after another (as in
  * porcupine's kv files). `{:process 0, :type :invoke, :f :write, :value 3}` becomes a `HistoryEvent`;
- * keywords become their names, vectors arrays, nil null, maps plain objects. Without `:time` an
- * event's time is its position in the file, which is the order Jepsen recorded. `lines`, if given,
- * receives the line each event starts on.
+ * keywords become their names, vectors arrays, nil null, maps plain objects, integers past 2^53
+ * bigints. Without `:time` an event's time is its position in the file, which is the order Jepsen
+ * recorded. `lines`, if given, receives the line each event starts on.
  */
 export function parseJepsenEdn(text: string, file = '<input>', lines?: number[]): HistoryEvent[] {
-  const reader = new EdnReader(text, file);
+  const splitter = new EdnItemSplitter(file, Number.POSITIVE_INFINITY);
   const events: HistoryEvent[] = [];
-  const close = reader.openSequence();
-  for (;;) {
-    if (close !== undefined ? reader.tryClose(close) : reader.atEnd()) break;
-    if (close !== undefined && reader.atEnd()) {
-      throw new HistoryParseError(file, reader.line, `"${close}" closing the history`, 'end of input');
+  const add = (items: EdnItem[]) => {
+    for (const item of items) {
+      events.push(itemToEvent(item, events.length, file));
+      lines?.push(item.line);
     }
-    const line = reader.line;
-    const raw = reader.read();
-    events.push(toEvent(raw, events.length, file, line));
-    lines?.push(line);
+  };
+  let start = 0;
+  let line = 0;
+  while (start <= text.length) {
+    let end = text.indexOf('\n', start);
+    if (end === -1) end = text.length;
+    add(splitter.push(text.slice(start, end), ++line));
+    start = end + 1;
   }
-  if (!reader.atEnd())
-    throw new HistoryParseError(file, reader.line, 'end of input after the history', 'more data');
+  add(splitter.end());
   return events;
+}
+
+/**
+ * `parseJepsenEdn` streamed from a file or stream: only the op being read is held, besides the events.
+ * Yields each event with the line it starts on. Throws `HistoryParseError` for bad input (an op over
+ * `options.maxEventBytes` characters included), `HistoryReadError` when the file cannot be read,
+ * `HistoryReadAbortedError` when `options.signal` aborts.
+ */
+export async function* readJepsenEdn(
+  source: string | Readable,
+  file?: string,
+  options: ReadOptions = {},
+): AsyncGenerator<[HistoryEvent, number]> {
+  const name = file ?? (typeof source === 'string' ? source : '<stream>');
+  const splitter = new EdnItemSplitter(name, options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES);
+  let position = 0;
+  for await (const { text, line } of readLines(source, name, options)) {
+    for (const item of splitter.push(text, line)) yield [itemToEvent(item, position++, name), item.line];
+  }
+  for (const item of splitter.end()) yield [itemToEvent(item, position++, name), item.line];
+}
+
+function itemToEvent(item: EdnItem, position: number, file: string): HistoryEvent {
+  const reader = new EdnReader(item.text, file, item.line);
+  const raw = reader.read();
+  if (!reader.atEnd()) throw new HistoryParseError(file, reader.line, 'one op map', 'more data after it');
+  return toEvent(raw, position, file, item.line);
 }
 
 function toEvent(raw: EdnValue, position: number, file: string, line: number): HistoryEvent {
@@ -49,8 +82,13 @@ function toEvent(raw: EdnValue, position: number, file: string, line: number): H
   if (!(type instanceof Keyword) || !OP_TYPES.has(type.name))
     return bad(':type as :invoke, :ok, :fail or :info', type);
   if (!(f instanceof Keyword) && typeof f !== 'string') return bad(':f as a keyword', f);
-  if (time !== undefined && typeof time !== 'number') bad(':time as a number', time);
-  if (index !== undefined && typeof index !== 'number') bad(':index as an integer', index);
+  // Bigints are refused: positions and times must compare exactly as numbers.
+  if (
+    time !== undefined &&
+    (typeof time !== 'number' || !Number.isFinite(time) || Math.abs(time) > Number.MAX_SAFE_INTEGER)
+  )
+    bad(':time as a number below 2^53', time);
+  if (index !== undefined && !Number.isSafeInteger(index)) bad(':index as an integer below 2^53', index);
   const event: HistoryEvent = {
     index: typeof index === 'number' ? index : position,
     time: typeof time === 'number' ? time : position,
@@ -70,8 +108,16 @@ export function plain(value: EdnValue): unknown {
   if (Array.isArray(value)) return value.map(plain);
   if (value instanceof Map) {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of value)
-      out[typeof k === 'string' && k.startsWith(':') ? k.slice(1) : String(plain(k))] = plain(v);
+    for (const [k, v] of value) {
+      const key = typeof k === 'string' && k.startsWith(':') ? k.slice(1) : String(plain(k));
+      // Defined, not assigned: a key named `__proto__` is data, not the object's prototype.
+      Object.defineProperty(out, key, {
+        value: plain(v),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
     return out;
   }
   return value;

@@ -1,7 +1,9 @@
-import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { HistoryParseError } from './errors.js';
+import { JsonShapeError, parseJsonExact } from './json.js';
+import { readLines } from './lines.js';
+import type { ReadOptions } from './read-options.js';
+import { showValue } from './show.js';
 import type { HistoryEvent, OpType } from './types.js';
 
 const OP_TYPES: ReadonlySet<string> = new Set<OpType>(['invoke', 'ok', 'fail', 'info']);
@@ -12,13 +14,14 @@ const OP_TYPES: ReadonlySet<string> = new Set<OpType>(['invoke', 'ok', 'fail', '
  */
 export function toHistoryEvent(raw: unknown, file: string, line: number): HistoryEvent {
   const bad = (expected: string, found: unknown): never => {
-    throw new HistoryParseError(file, line, expected, JSON.stringify(found) ?? String(found));
+    throw new HistoryParseError(file, line, expected, showValue(found));
   };
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) bad('a JSON object', raw);
   const o = raw as Record<string, unknown>;
-  if (!Number.isInteger(o.index)) bad('"index" as an integer', o.index);
-  if (typeof o.time !== 'number' || !Number.isFinite(o.time))
-    bad('"time" as a number of nanoseconds', o.time);
+  // Bigints (integers past 2^53) are refused here: positions and times must compare exactly as numbers.
+  if (!Number.isSafeInteger(o.index)) bad('"index" as an integer below 2^53', o.index);
+  if (typeof o.time !== 'number' || !Number.isFinite(o.time) || Math.abs(o.time) > Number.MAX_SAFE_INTEGER)
+    bad('"time" as a number of nanoseconds below 2^53', o.time);
   if (typeof o.process !== 'number' && typeof o.process !== 'string')
     bad('"process" as a number or string', o.process);
   if (typeof o.type !== 'string' || !OP_TYPES.has(o.type)) bad('"type" as invoke | ok | fail | info', o.type);
@@ -42,8 +45,10 @@ export function toHistoryEvent(raw: unknown, file: string, line: number): Histor
 function parseLine(text: string, file: string, line: number): HistoryEvent {
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    raw = parseJsonExact(text);
   } catch (cause) {
+    if (cause instanceof JsonShapeError)
+      throw new HistoryParseError(file, line, cause.expected, cause.found, { cause });
     throw new HistoryParseError(file, line, 'one JSON object per line', text, { cause });
   }
   return toHistoryEvent(raw, file, line);
@@ -73,33 +78,28 @@ export function parseHistoryJsonl(text: string, file = '<input>', lines?: number
 
 /**
  * Streams events from a history.jsonl file path or a readable stream, one line at a time, so
- * histories larger than memory can be scanned. Throws `HistoryParseError` at the first bad line.
+ * histories larger than memory can be scanned. Throws `HistoryParseError` at the first bad line
+ * (malformed JSON, a missing field, invalid UTF-8, a line over `options.maxEventBytes`),
+ * `HistoryReadError` when the file cannot be read, `HistoryReadAbortedError` when `options.signal` aborts.
  */
 export async function* readHistoryJsonl(
   source: string | Readable,
   file?: string,
+  options: ReadOptions = {},
 ): AsyncGenerator<HistoryEvent> {
-  for await (const [event] of readHistoryJsonlLines(source, file)) yield event;
+  for await (const [event] of readHistoryJsonlLines(source, file, options)) yield event;
 }
 
 /** `readHistoryJsonl` with each event's line number, for errors found later (pairing). */
 export async function* readHistoryJsonlLines(
   source: string | Readable,
   file?: string,
+  options: ReadOptions = {},
 ): AsyncGenerator<[HistoryEvent, number]> {
   const name = file ?? (typeof source === 'string' ? source : '<stream>');
-  const input = typeof source === 'string' ? createReadStream(source, { encoding: 'utf8' }) : source;
-  const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
-  let line = 0;
-  try {
-    for await (const text of lines) {
-      line++;
-      const content = text.trim();
-      if (content !== '') yield [parseLine(content, name, line), line];
-    }
-  } finally {
-    lines.close();
-    if (typeof source === 'string') input.destroy();
+  for await (const { text, line } of readLines(source, name, options)) {
+    const content = text.trim();
+    if (content !== '') yield [parseLine(content, name, line), line];
   }
 }
 

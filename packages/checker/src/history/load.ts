@@ -1,10 +1,10 @@
-import { readFile } from 'node:fs/promises';
 import { HistoryParseError, HistoryShapeError, PairingError } from './errors.js';
-import { parseJepsenEdn } from './jepsen-edn.js';
+import { parseJepsenEdn, readJepsenEdn } from './jepsen-edn.js';
 import { parseHistoryJsonl, readHistoryJsonlLines } from './jsonl.js';
-import { OperationPairer, pairOperations } from './pairing.js';
-import { parsePorcupineLog } from './porcupine-log.js';
-import type { Operation } from './types.js';
+import { OperationPairer, type PairingOptions, pairOperations } from './pairing.js';
+import { parsePorcupineLog, readPorcupineLog } from './porcupine-log.js';
+import type { ReadOptions } from './read-options.js';
+import type { HistoryEvent, Operation } from './types.js';
 
 /** The history formats the checker reads. */
 export type HistoryFormat = 'jsonl' | 'edn' | 'porcupine-log';
@@ -48,30 +48,51 @@ function withLines<T>(file: string, lines: readonly number[], pair: () => T): T 
 }
 
 /**
- * Reads and pairs a history file; the format defaults to the one its extension names. JSONL is
- * streamed line by line, so only the operations are held in memory, not the text.
+ * Reads and pairs a history file; the format defaults to the one its extension names. Every format is
+ * streamed line by line, so only the operations are held in memory, not the text; `options` bound
+ * the longest event and let a signal stop the read (see `ReadOptions`). Pairing errors name the file
+ * and line of the event.
  */
-export async function loadOperations(path: string, format?: HistoryFormat): Promise<Operation[]> {
+export async function loadOperations(
+  path: string,
+  format?: HistoryFormat,
+  options: ReadOptions = {},
+): Promise<Operation[]> {
   const chosen = format ?? formatFromPath(path);
-  if (chosen === 'jsonl') {
-    const pairer = new OperationPairer();
-    let line = 0;
+  switch (chosen) {
+    case 'jsonl':
+      return pairLines(path, readHistoryJsonlLines(path, path, options), {});
+    case 'edn':
+      return pairLines(path, readJepsenEdn(path, path, options), { clock: 'index' });
+    case 'porcupine-log':
+      return readPorcupineLog(path, path, options);
+    case undefined:
+      throw new HistoryShapeError(
+        path,
+        'cannot tell the history format from the file name; pass jsonl, edn or porcupine-log',
+      );
+  }
+}
+
+/**
+ * Pairs events read with their line numbers; a pairing error becomes a `HistoryParseError` naming the
+ * file and the line of the event that did not pair. `onEvent` sees every event (e.g. to keep them).
+ */
+export async function pairLines(
+  file: string,
+  events: AsyncIterable<[HistoryEvent, number]>,
+  options: PairingOptions,
+  onEvent?: (event: HistoryEvent) => void,
+): Promise<Operation[]> {
+  const pairer = new OperationPairer(options);
+  for await (const [event, line] of events) {
+    onEvent?.(event);
     try {
-      for await (const [event, at] of readHistoryJsonlLines(path)) {
-        line = at;
-        pairer.add(event);
-      }
+      pairer.add(event);
     } catch (error) {
       if (!(error instanceof PairingError)) throw error;
-      throw new HistoryParseError(path, line, error.expected, error.found, { cause: error });
+      throw new HistoryParseError(file, line, error.expected, error.found, { cause: error });
     }
-    return pairer.finish();
   }
-  if (chosen === undefined) {
-    throw new HistoryShapeError(
-      path,
-      'cannot tell the history format from the file name; pass jsonl, edn or porcupine-log',
-    );
-  }
-  return parseOperations(await readFile(path, 'utf8'), chosen, path);
+  return pairer.finish();
 }

@@ -16,8 +16,8 @@ export interface PairingOptions {
  * Pairs every invoke with its process's next completion. `ok` closes the op at its time; `info` (and
  * an invoke never completed) leaves it open to the end (`ret = Infinity`): it may or may not have
  * happened. Events of the `nemesis` process are faults, not operations, and are skipped. Throws
- * `PairingError` (a `HistoryShapeError`) for a completion without an open invoke, a second invoke while one is open, or
- * a completion whose `f` differs from its invoke.
+ * `PairingError` (a `HistoryShapeError`) for a completion without an open invoke, a second invoke while one is open,
+ * a completion whose `f` differs from its invoke, or one stamped before its invoke.
  */
 export function pairOperations(events: Iterable<HistoryEvent>, options: PairingOptions = {}): Operation[] {
   const pairer = new OperationPairer(options);
@@ -91,6 +91,15 @@ export class OperationPairer {
         this.#position,
         `a completion of process ${String(e.process)}'s :${op.f}`,
         `:${e.type} :${e.f}`,
+      );
+    }
+    if (at < op.call) {
+      // Time runs forward: a completion stamped before its invoke is a broken clock or a forged line,
+      // and accepting it would give the op an interval that ends before it starts.
+      throw new PairingError(
+        this.#position,
+        `a completion of process ${String(e.process)}'s :${op.f} no earlier than its invoke (${this.#byIndex ? 'index' : 'time'} ${op.call})`,
+        `:${e.type} :${e.f} at ${at}`,
       );
     }
     this.#open.delete(e.process);

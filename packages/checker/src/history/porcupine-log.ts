@@ -1,10 +1,16 @@
+import type { Readable } from 'node:stream';
 import { HistoryParseError } from './errors.js';
-import type { Operation } from './types.js';
+import { exactNumber } from './json.js';
+import { readLines } from './lines.js';
+import type { ReadOptions } from './read-options.js';
+import type { Operation, ProcessId } from './types.js';
 
 // `INFO  jepsen.util - 3	:invoke	:cas	[1 4]`: process, type, f, value, separated by tabs or spaces.
-const LINE = /^INFO\s+jepsen\.util\s+-\s+(\d+)\s+:(invoke|ok|fail|info)\s+:(read|write|cas)\s+(.*?)\s*$/;
+const SHAPE = 'INFO  jepsen.util - <process> :<type> :<read|write|cas> <value>';
+const TYPES: ReadonlySet<string> = new Set([':invoke', ':ok', ':fail', ':info']);
+const FUNCTIONS: ReadonlySet<string> = new Set([':read', ':write', ':cas']);
 const INT = /^-?\d+$/;
-const PAIR = /^\[(-?\d+)\s+(-?\d+)\]$/;
+const PAIR = /^\[(-?\d+)[ \t]+(-?\d+)\]$/;
 
 /**
  * Reads porcupine's Jepsen etcd log lines straight into operations, with porcupine's semantics (its
@@ -13,45 +19,66 @@ const PAIR = /^\[(-?\d+)\s+(-?\d+)\]$/;
  * - `:fail :read :timed-out` is a read that completed with an unknown result: status `info`, finite `ret`.
  * - `:info` lines are ignored: the op stays open to the end (`ret = Infinity`, status `info`).
  * - an invoke with no completion stays open to the end.
- * Times are line numbers. Reads of `nil` return `null`.
+ * Times are line numbers. Reads of `nil` return `null`. Integers stay exact (bigints past 2^53).
+ * Each line is read in one linear pass (no backtracking regular expression over the whole line).
  */
 export function parsePorcupineLog(text: string, file = '<input>'): Operation[] {
-  const ops: Operation[] = [];
-  const open = new Map<number, Operation>();
+  const log = new PorcupineLog(file);
   let line = 0;
   let start = 0;
   while (start < text.length) {
     let end = text.indexOf('\n', start);
     if (end === -1) end = text.length;
-    line++;
-    const content = text.slice(start, end);
+    log.add(text.slice(start, end), ++line);
     start = end + 1;
-    if (content.trim() === '') continue;
-    const m = LINE.exec(content);
-    if (m === null) {
-      throw new HistoryParseError(
-        file,
-        line,
-        'INFO  jepsen.util - <process> :<type> :<read|write|cas> <value>',
-        content,
-      );
-    }
-    const process = Number(m[1]);
-    const type = m[2] as string;
-    const f = m[3] as string;
-    const raw = m[4] as string;
+  }
+  return log.operations;
+}
+
+/**
+ * `parsePorcupineLog` streamed from a file or stream, holding one line at a time. Throws as
+ * `readLines` does (bad lines, unreadable files, an aborted `options.signal`).
+ */
+export async function readPorcupineLog(
+  source: string | Readable,
+  file?: string,
+  options: ReadOptions = {},
+): Promise<Operation[]> {
+  const name = file ?? (typeof source === 'string' ? source : '<stream>');
+  const log = new PorcupineLog(name);
+  for await (const { text, line } of readLines(source, name, options)) log.add(text, line);
+  return log.operations;
+}
+
+/** Pairs porcupine log lines into operations as they are added. */
+class PorcupineLog {
+  readonly operations: Operation[] = [];
+  readonly #open = new Map<ProcessId, Operation>();
+
+  constructor(private readonly file: string) {}
+
+  add(text: string, line: number): void {
+    const content = text.trim();
+    if (content === '') return;
+    const fields = splitFields(content);
+    if (fields === undefined) throw new HistoryParseError(this.file, line, SHAPE, content);
+    const [processText, type, f, raw] = fields;
     const bad = (expected: string): never => {
-      throw new HistoryParseError(file, line, expected, raw);
+      throw new HistoryParseError(this.file, line, expected, raw);
     };
+    const process = exactNumber(processText);
+    // A process id past 2^53 stays its digits, so two such processes never merge.
+    const pid: ProcessId = typeof process === 'bigint' ? processText : process;
     if (type === 'invoke') {
-      if (open.has(process)) bad(`a completion for process ${process}'s open op before its next invoke`);
+      if (this.#open.has(pid))
+        bad(`a completion for process ${processText}'s open op before its next invoke`);
       let input: unknown = null;
-      if (f === 'write') input = INT.test(raw) ? Number(raw) : bad('an integer to write');
+      if (f === 'write') input = INT.test(raw) ? exactNumber(raw) : bad('an integer to write');
       else if (f === 'cas') input = parsePair(raw) ?? bad('[old new] integers');
       else if (raw !== 'nil') bad('nil as the value of a read invoke');
       const op: Operation = {
-        id: ops.length,
-        process,
+        id: this.operations.length,
+        process: pid,
         f,
         input,
         output: undefined,
@@ -59,36 +86,61 @@ export function parsePorcupineLog(text: string, file = '<input>'): Operation[] {
         ret: Number.POSITIVE_INFINITY,
         status: 'info',
       };
-      ops.push(op);
-      open.set(process, op);
-      continue;
+      this.operations.push(op);
+      this.#open.set(pid, op);
+      return;
     }
-    if (type === 'info') continue; // outcome unknown: the op stays open to the end, as porcupine reads it
-    const op = open.get(process);
-    if (op === undefined || op.f !== f)
-      bad(`an open :${f} invoke by process ${process} before this completion`);
-    const done = op as Operation;
-    open.delete(process);
-    done.ret = line;
+    if (type === 'info') return; // outcome unknown: the op stays open to the end, as porcupine reads it
+    const op = this.#open.get(pid);
+    if (op === undefined || op.f !== f) {
+      bad(`an open :${f} invoke by process ${processText} before this completion`);
+      return;
+    }
+    this.#open.delete(pid);
+    op.ret = line;
     if (type === 'ok') {
-      done.status = 'ok';
+      op.status = 'ok';
       if (f === 'read')
-        done.output = raw === 'nil' ? null : INT.test(raw) ? Number(raw) : bad('nil or an integer read');
-      else if (f === 'cas') done.output = true;
-      else done.output = null;
+        op.output = raw === 'nil' ? null : INT.test(raw) ? exactNumber(raw) : bad('nil or an integer read');
+      else if (f === 'cas') op.output = true;
+      else op.output = null;
     } else if (f === 'cas') {
-      done.status = 'ok';
-      done.output = false;
+      op.status = 'ok';
+      op.output = false;
     } else if (f === 'read' && raw === ':timed-out') {
-      done.status = 'info';
+      op.status = 'info';
     } else {
       bad(`a :fail line only for :cas or a :read that :timed-out (got :${f})`);
     }
   }
-  return ops;
 }
 
-function parsePair(raw: string): [number, number] | undefined {
+/**
+ * `INFO jepsen.util - <process> :<type> :<f> <value>` (trimmed) → [process, type, f, value] without
+ * the colons, or undefined when the line has another shape. Fields are split at runs of spaces and
+ * tabs in one pass; the value is the rest of the line.
+ */
+function splitFields(line: string): [string, string, string, string] | undefined {
+  const fields: string[] = [];
+  let i = 0;
+  while (fields.length < 6) {
+    const start = i;
+    while (i < line.length && !isBlank(line.charCodeAt(i))) i++;
+    if (i === start || i === line.length) return undefined;
+    fields.push(line.slice(start, i));
+    while (i < line.length && isBlank(line.charCodeAt(i))) i++;
+  }
+  const [info, logger, dash, process, type, f] = fields as [string, string, string, string, string, string];
+  if (info !== 'INFO' || logger !== 'jepsen.util' || dash !== '-') return undefined;
+  if (!/^\d+$/.test(process) || !TYPES.has(type) || !FUNCTIONS.has(f)) return undefined;
+  return [process, type.slice(1), f.slice(1), line.slice(i)];
+}
+
+function isBlank(c: number): boolean {
+  return c === 32 || c === 9;
+}
+
+function parsePair(raw: string): [number | bigint, number | bigint] | undefined {
   const m = PAIR.exec(raw);
-  return m === null ? undefined : [Number(m[1]), Number(m[2])];
+  return m === null ? undefined : [exactNumber(m[1] as string), exactNumber(m[2] as string)];
 }

@@ -1,8 +1,9 @@
 import { HistoryShapeError } from '../history/errors.js';
+import { showValue } from '../history/show.js';
 import type { Operation } from '../history/types.js';
 import { describeOperation, type Inconsistent, inconsistent, type Model } from './model.js';
 import { hashString } from './mutex.js';
-import { type Scalar, toScalar, unsupported } from './values.js';
+import { describeScalar, type Scalar, toScalar, unsupported } from './values.js';
 
 /** The resource's value and the highest fence it has accepted. */
 export interface FencedState {
@@ -42,7 +43,7 @@ export function fencedRegister(initial: unknown = null): Model<FencedState, Fenc
       if (input === null || typeof input !== 'object' || input.fence === undefined) {
         throw new HistoryShapeError(
           `op ${op.id}`,
-          `a fenced write needs {value, fence}, got ${JSON.stringify(op.input)}`,
+          `a fenced write needs {value, fence}, got ${showValue(op.input)}`,
         );
       }
       const out = op.output as { accepted?: unknown } | boolean | null | undefined;
@@ -65,7 +66,7 @@ export function fencedRegister(initial: unknown = null): Model<FencedState, Fenc
     readOnly: (op) => op.read || (op.known && !op.accepted),
     equal: (a, b) => a.value === b.value && a.fence === b.fence,
     hash: (s) => hashString(`${String(s.value)}|${s.fence}`),
-    describeState: (s) => `${JSON.stringify(s.value)} (fence ${s.fence})`,
+    describeState: (s) => `${describeScalar(s.value)} (fence ${s.fence})`,
     describe: describeOperation,
   };
 }

@@ -26,4 +26,4 @@ export { hashString, type MutexOp, type MutexOptions, type MutexState, mutex } f
 export { casRegister, type RegisterOp, type RegisterOptions, register } from './register.js';
 export { builtinModels, modelByName } from './registry.js';
 export { type SetOp, type SetState, set } from './set.js';
-export { canonicalJson, type Scalar, toScalar } from './values.js';
+export { canonicalJson, describeScalar, type Scalar, toScalar } from './values.js';

@@ -1,4 +1,5 @@
 import { HistoryShapeError } from '../history/errors.js';
+import { showValue } from '../history/show.js';
 import type { Operation } from '../history/types.js';
 import { describeOperation, type Inconsistent, inconsistent, type Model } from './model.js';
 import { unsupported } from './values.js';
@@ -20,7 +21,7 @@ const WRONG_GET: Inconsistent = inconsistent('get returned a value the key did n
 function asString(op: Operation, value: unknown, what: string): string {
   if (typeof value === 'string') return value;
   if (value === null || value === undefined) return '';
-  throw new HistoryShapeError(`op ${op.id}`, `${what} must be a string, got ${JSON.stringify(value)}`);
+  throw new HistoryShapeError(`op ${op.id}`, `${what} must be a string, got ${showValue(value)}`);
 }
 
 /**

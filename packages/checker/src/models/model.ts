@@ -1,3 +1,4 @@
+import { showValue } from '../history/show.js';
 import type { Operation } from '../history/types.js';
 
 /**
@@ -81,6 +82,6 @@ export type AnyModel = Model<any, any>;
 /** `describe` fallback: `3 write 4 → ok`. */
 export function describeOperation(op: Operation): string {
   const key = op.key === undefined ? '' : `[${op.key}] `;
-  const out = op.status === 'info' ? '?' : JSON.stringify(op.output ?? null);
-  return `${String(op.process)} ${key}${op.f} ${JSON.stringify(op.input ?? null)} → ${out}`;
+  const out = op.status === 'info' ? '?' : showValue(op.output ?? null);
+  return `${String(op.process)} ${key}${op.f} ${showValue(op.input ?? null)} → ${out}`;
 }

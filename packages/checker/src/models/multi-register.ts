@@ -1,4 +1,5 @@
 import { HistoryShapeError } from '../history/errors.js';
+import { showValue } from '../history/show.js';
 import type { Operation } from '../history/types.js';
 import { describeOperation, type Inconsistent, inconsistent, type Model } from './model.js';
 import { type Scalar, toScalar, unsupported } from './values.js';
@@ -39,7 +40,7 @@ export function multiRegister(initial: Record<string, unknown> = {}): Model<Mult
         if (!Array.isArray(m) || m.length !== 3 || (m[0] !== 'read' && m[0] !== 'write')) {
           throw new HistoryShapeError(
             `op ${op.id}`,
-            `txn micro-op must be [read|write key value], got ${JSON.stringify(m)}`,
+            `txn micro-op must be [read|write key value], got ${showValue(m)}`,
           );
         }
         return { write: m[0] === 'write', key: String(m[1]), value: toScalar(m[2]) };

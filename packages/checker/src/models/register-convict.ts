@@ -1,6 +1,6 @@
 import type { Operation } from '../history/types.js';
 import type { Conviction } from './model.js';
-import type { Scalar } from './values.js';
+import { describeScalar, type Scalar } from './values.js';
 
 /** An op that may have put `value` in the register; `definite` when it surely did (completed ok). */
 export interface RegisterWrite {
@@ -52,7 +52,7 @@ export function convictStaleReads(
     const list = writers.get(r.value) ?? [];
     const isInitial = r.value === initial;
     if (!isInitial && !list.some((w) => w.op.call <= r.op.ret)) {
-      return { reason: `read ${JSON.stringify(r.value)}, which no op had started writing`, opIds: [r.op.id] };
+      return { reason: `read ${describeScalar(r.value)}, which no op had started writing`, opIds: [r.op.id] };
     }
     // Single source of v: the initial value alone, or one write. Where did it surely get overwritten?
     const sources = list.length + (isInitial ? 1 : 0);
@@ -65,7 +65,7 @@ export function convictStaleReads(
     if (over.value !== r.value && over.op.ret < r.op.call) {
       const ids = isInitial ? [over.op.id, r.op.id] : [(list[0] as RegisterWrite).op.id, over.op.id, r.op.id];
       return {
-        reason: `read ${JSON.stringify(r.value)} after it was overwritten by ${JSON.stringify(over.value)}`,
+        reason: `read ${describeScalar(r.value)} after it was overwritten by ${describeScalar(over.value)}`,
         opIds: ids,
       };
     }

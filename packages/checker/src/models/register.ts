@@ -1,7 +1,7 @@
 import type { Operation } from '../history/types.js';
 import { type Conviction, describeOperation, type Inconsistent, inconsistent, type Model } from './model.js';
 import { convictStaleReads, type RegisterWrite } from './register-convict.js';
-import { casPair, type Scalar, toScalar, unsupported } from './values.js';
+import { casPair, describeScalar, type Scalar, toScalar, unsupported } from './values.js';
 
 const READ = 0;
 const WRITE = 1;
@@ -66,7 +66,7 @@ function makeRegister(name: string, withCas: boolean, options: RegisterOptions):
       return state === op.a ? CAS_SHOULD_SWAP : state;
     },
     readOnly: (op) => op.kind === READ || (op.kind === CAS && op.known && !op.swapped),
-    describeState: (state) => JSON.stringify(state),
+    describeState: describeScalar,
     describe: describeOperation,
     convict(ops: readonly Operation[]): Conviction | undefined {
       const reads: { op: Operation; value: Scalar }[] = [];

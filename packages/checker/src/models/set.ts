@@ -1,4 +1,5 @@
 import { HistoryShapeError } from '../history/errors.js';
+import { showValue } from '../history/show.js';
 import type { Operation } from '../history/types.js';
 import { describeOperation, type Inconsistent, inconsistent, type Model } from './model.js';
 import { canonicalJson, unsupported } from './values.js';
@@ -33,7 +34,7 @@ export function set(): Model<SetState, SetOp> {
       if (!Array.isArray(op.output)) {
         throw new HistoryShapeError(
           `op ${op.id}`,
-          `a set read returns an array, got ${JSON.stringify(op.output)}`,
+          `a set read returns an array, got ${showValue(op.output)}`,
         );
       }
       return { add: false, text: encode(op.output.map((m) => canonicalJson(m))), known };

@@ -1,0 +1,158 @@
+import { HistoryParseError } from './errors.js';
+import { MAX_NESTING } from './read-options.js';
+
+/** One top-level value of an EDN history (an op map, if the history is well formed) and its first line. */
+export interface EdnItem {
+  text: string;
+  line: number;
+}
+
+/**
+ * Cuts an EDN history, fed one line at a time, into its top-level items, holding only the item being
+ * read: the history may be one vector (or list) of op maps, as Jepsen writes it, or op maps one after
+ * another, as porcupine's kv files have them. It only tracks what decides where an item ends —
+ * brackets, strings, comments, `\c` characters — and leaves the reading of each item to `EdnReader`,
+ * so any item EDN allows passes through. Items longer than `maxChars` and brackets nested deeper than
+ * `MAX_NESTING` are bad input, named by line.
+ */
+export class EdnItemSplitter {
+  /** `unknown` until the first value shows whether the history is wrapped in a vector or list. */
+  #layout: 'unknown' | 'wrapped' | 'loose' | 'closed' = 'unknown';
+  #close = 0;
+  #closeLine = 0;
+  /** Brackets open inside the current item; 0 outside one or inside an atom. */
+  #depth = 0;
+  #inItem = false;
+  #inString = false;
+  /** The item so far, as pieces of the lines it spans, and their length in characters. */
+  #pieces: string[] = [];
+  #chars = 0;
+  #itemLine = 0;
+  #line = 0;
+
+  constructor(
+    private readonly file: string,
+    private readonly maxChars: number,
+  ) {}
+
+  /** Feeds line `line` (without its line end); returns the items that end on it. */
+  push(text: string, line: number): EdnItem[] {
+    this.#line = line;
+    const done: EdnItem[] = [];
+    let start = this.#inItem ? 0 : -1;
+    const n = text.length;
+    for (let i = 0; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (this.#inString) {
+        if (c === 92) i++;
+        else if (c === 34) {
+          this.#inString = false;
+          if (this.#depth === 0) start = this.#finish(done, text, start, i + 1);
+        }
+        continue;
+      }
+      if (isWhitespace(c)) {
+        if (this.#inItem && this.#depth === 0) start = this.#finish(done, text, start, i);
+        continue;
+      }
+      if (c === 59) {
+        // A comment runs to the end of the line; it ends an atom and is kept inside a collection.
+        if (this.#inItem && this.#depth === 0) start = this.#finish(done, text, start, i);
+        break;
+      }
+      if (!this.#inItem) {
+        if (this.#layout === 'closed') this.#fail('end of input after the history', text.slice(i));
+        if (c === 93 || c === 41 || c === 125) {
+          if (this.#layout === 'wrapped' && c === this.#close) {
+            this.#layout = 'closed';
+            continue;
+          }
+          this.#fail('a value', String.fromCharCode(c));
+        }
+        if (this.#layout === 'unknown') {
+          if (c === 91 || c === 40) {
+            this.#layout = 'wrapped';
+            this.#close = c === 91 ? 93 : 41;
+            this.#closeLine = line;
+            continue;
+          }
+          this.#layout = 'loose';
+        }
+        this.#inItem = true;
+        this.#itemLine = line;
+        start = i;
+      } else if (
+        this.#depth === 0 &&
+        (c === 91 || c === 40 || c === 123 || c === 93 || c === 41 || c === 125)
+      ) {
+        // A bracket right after an atom (`nil]`, `#{`) ends the atom; the bracket is read afresh.
+        if (c !== 123 || text.charCodeAt(i - 1) !== 35) {
+          start = this.#finish(done, text, start, i);
+          i--;
+          continue;
+        }
+      }
+      if (c === 34) this.#inString = true;
+      else if (c === 92)
+        i++; // `\[` is a character, not a bracket
+      else if (c === 91 || c === 40 || c === 123) {
+        if (++this.#depth > MAX_NESTING)
+          this.#fail(`collections nested at most ${MAX_NESTING} deep`, text.slice(i, i + 20));
+      } else if (c === 93 || c === 41 || c === 125) {
+        if (--this.#depth === 0) start = this.#finish(done, text, start, i + 1);
+      }
+    }
+    if (this.#inItem) {
+      // The item goes on: keep the rest of this line and its line end, so the reader counts lines right.
+      this.#append(text.slice(start));
+      this.#append('\n');
+    }
+    return done;
+  }
+
+  /** Call at the end of input: returns the last item (an atom may end there), or throws if one is cut off. */
+  end(): EdnItem[] {
+    const done: EdnItem[] = [];
+    if (this.#inItem) {
+      if (this.#inString) this.#fail('a closing quote', 'end of input');
+      if (this.#depth > 0) this.#fail('a closing bracket', 'end of input');
+      this.#finish(done, '', 0, 0);
+    }
+    if (this.#layout === 'wrapped') {
+      throw new HistoryParseError(
+        this.file,
+        this.#line,
+        `"${String.fromCharCode(this.#close)}" closing the history opened on line ${this.#closeLine}`,
+        'end of input',
+      );
+    }
+    return done;
+  }
+
+  /** Ends the current item at `end` of `text` (from `start`); returns where the next item may start. */
+  #finish(done: EdnItem[], text: string, start: number, end: number): number {
+    this.#append(text.slice(start, end));
+    done.push({ text: this.#pieces.join(''), line: this.#itemLine });
+    this.#pieces = [];
+    this.#chars = 0;
+    this.#inItem = false;
+    this.#depth = 0;
+    return -1;
+  }
+
+  #append(piece: string): void {
+    this.#chars += piece.length;
+    if (this.#chars > this.maxChars)
+      this.#fail(`an op of at most ${this.maxChars} characters`, 'a longer one');
+    this.#pieces.push(piece);
+  }
+
+  #fail(expected: string, found: string): never {
+    throw new HistoryParseError(this.file, this.#line, expected, found);
+  }
+}
+
+// EDN whitespace: the usual, and the comma.
+function isWhitespace(c: number): boolean {
+  return c === 32 || c === 44 || (c >= 9 && c <= 13);
+}

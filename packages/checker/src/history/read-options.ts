@@ -1,0 +1,22 @@
+/** Limits every history reader enforces, so hostile input costs bounded memory, stack and time. */
+export interface ReadOptions {
+  /**
+   * The longest event accepted: a JSONL or porcupine log line in bytes, an EDN op in characters.
+   * Longer input (or a file with no line end at all, such as `/dev/zero`) is bad input naming the
+   * line. Default 64 MiB.
+   */
+  maxEventBytes?: number;
+  /**
+   * Stops the read, e.g. `AbortSignal.timeout(ms)` for a time budget: the reader then throws
+   * `HistoryReadAbortedError` (not bad input: the history was not judged).
+   */
+  signal?: AbortSignal;
+}
+
+export const DEFAULT_MAX_EVENT_BYTES = 64 * 2 ** 20;
+
+/**
+ * Deepest nesting of arrays, objects, maps, vectors or lists inside one event. Histories need a few
+ * levels; the cap keeps every recursive walk over values (models, reports) far from the stack's end.
+ */
+export const MAX_NESTING = 100;

@@ -1,0 +1,371 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type HistoryEvent,
+  HistoryParseError,
+  HistoryReadAbortedError,
+  HistoryReadError,
+  loadOperations,
+  MAX_NESTING,
+  PairingError,
+  pairOperations,
+  parseHistoryJsonl,
+  parseJepsenEdn,
+  parseJsonExact,
+  parseOperations,
+  parsePorcupineLog,
+  readHistoryJsonl,
+} from '../src/history/index.js';
+import { checkLinearizable } from '../src/linearizability/index.js';
+import { casRegister, register } from '../src/models/index.js';
+
+// Hostile input for every reader: each test here failed on the readers before issue #14's fixes.
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'fencekit-limits-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function collect(source: Readable, options = {}): Promise<HistoryEvent[]> {
+  const events: HistoryEvent[] = [];
+  for await (const e of readHistoryJsonl(source, 'h.jsonl', options)) events.push(e);
+  return events;
+}
+
+const line = (index: number, extra = '') =>
+  `{"index":${index},"time":${index},"process":1,"type":"${index % 2 === 0 ? 'invoke' : 'ok'}","f":"write","value":1${extra}}`;
+
+describe('line length and encoding', () => {
+  it('rejects a line longer than the limit, naming it, without reading on (JSONL, EDN, log)', async () => {
+    const path = join(dir, 'long');
+    await writeFile(path, `\n\n${'x'.repeat(5000)}\n${line(2)}\n`);
+    for (const format of ['jsonl', 'edn', 'porcupine-log'] as const) {
+      const error = await loadOperations(path, format, { maxEventBytes: 1024 }).catch((e: unknown) => e);
+      expect(error, format).toBeInstanceOf(HistoryParseError);
+      expect((error as HistoryParseError).message).toMatch(/long:3: expected a line of at most 1024 bytes/);
+    }
+  });
+
+  it('rejects an endless line (a stream with no line end) as bad input with bounded memory', async () => {
+    let sent = 0;
+    // 64 KiB chunks with no newline, forever: like /dev/zero. The reader must stop at its limit.
+    const endless = new Readable({
+      read() {
+        sent += 65536;
+        this.push(Buffer.alloc(65536));
+      },
+    });
+    const error = await collect(endless, { maxEventBytes: 2 ** 20 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HistoryParseError);
+    expect((error as HistoryParseError).line).toBe(1);
+    expect(sent).toBeLessThan(4 * 2 ** 20);
+  });
+
+  it('rejects invalid UTF-8 with its line, in every format, instead of replacing it', async () => {
+    const bad = Buffer.from([0x22, 0xff, 0xfe, 0x22]); // "\xff\xfe": no UTF-8 sequence starts with 0xff
+    const files = {
+      jsonl: Buffer.concat([
+        Buffer.from(`${line(0)}\n{"index":1,"time":1,"process":1,"type":"ok","f":"write","value":`),
+        bad,
+        Buffer.from('}\n'),
+      ]),
+      edn: Buffer.concat([
+        Buffer.from(
+          '[{:process 0 :type :invoke :f :write :value 1}\n{:process 0 :type :ok :f :write :value ',
+        ),
+        bad,
+        Buffer.from('}]\n'),
+      ]),
+      'porcupine-log': Buffer.concat([
+        Buffer.from('INFO  jepsen.util - 0\t:invoke\t:write\t1\nINFO  jepsen.util - 0\t:ok\t:write\t'),
+        bad,
+        Buffer.from('\n'),
+      ]),
+    };
+    for (const [format, bytes] of Object.entries(files)) {
+      const path = join(dir, `utf8-${format}`);
+      await writeFile(path, bytes);
+      await expect(loadOperations(path, format as 'jsonl'), format).rejects.toThrow(
+        new RegExp(`utf8-${format}:2: expected UTF-8 text`),
+      );
+    }
+  });
+
+  it('decodes any text exactly, however the stream cuts it into chunks (multi-byte characters split)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.string({ unit: 'grapheme', maxLength: 12 }), { minLength: 1, maxLength: 8 }),
+        fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 20 }),
+        async (values, cuts) => {
+          const text = values.map((v, i) => `${line(i, `,"key":${JSON.stringify(v)}`)}\n`).join('');
+          const bytes = Buffer.from(text);
+          const chunks: Buffer[] = [];
+          for (let at = 0, k = 0; at < bytes.length; k++) {
+            const size = cuts[k % cuts.length] as number;
+            chunks.push(bytes.subarray(at, at + size));
+            at += size;
+          }
+          const events = await collect(Readable.from(chunks));
+          expect(events.map((e) => e.key)).toEqual(values);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('stops at an aborted signal with a typed error (not bad input)', async () => {
+    const path = join(dir, 'many.jsonl');
+    await writeFile(path, Array.from({ length: 2000 }, (_, i) => line(i)).join('\n'));
+    const error = await collect(Readable.from([Buffer.from('')]), { signal: AbortSignal.abort() }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(HistoryReadAbortedError);
+    await expect(loadOperations(path, 'jsonl', { signal: AbortSignal.abort() })).rejects.toThrow(
+      HistoryReadAbortedError,
+    );
+  });
+
+  it('names the file that cannot be read (a directory, a missing file) with a typed error', async () => {
+    for (const format of ['jsonl', 'edn', 'porcupine-log'] as const) {
+      await expect(loadOperations(dir, format)).rejects.toThrow(HistoryReadError);
+      await expect(loadOperations(join(dir, 'absent'), format)).rejects.toThrow(/cannot read .*absent/);
+    }
+  });
+});
+
+describe('nesting', () => {
+  const deepJson = (depth: number) => `${'['.repeat(depth)}1${']'.repeat(depth)}`;
+  const deepEdn = (depth: number) => `${'['.repeat(depth)}1${']'.repeat(depth)}`;
+
+  it('refuses JSON and EDN nested thousands deep with a typed error naming the line', () => {
+    const json = `${line(0)}\n{"index":1,"time":1,"process":1,"type":"ok","f":"write","value":${deepJson(20_000)}}`;
+    expect(() => parseHistoryJsonl(json, 'deep.jsonl')).toThrow(
+      /deep\.jsonl:2: expected values nested at most 100 deep/,
+    );
+    const edn = `[{:process 0 :type :invoke :f :write :value 1}\n{:process 0 :type :ok :f :write :value ${deepEdn(20_000)}}]`;
+    expect(() => parseJepsenEdn(edn, 'deep.edn')).toThrow(
+      /deep\.edn:2: expected collections nested at most 100 deep/,
+    );
+  });
+
+  it('accepts nesting up to the cap and refuses one level more', () => {
+    // The event object is one level, so its value may nest MAX_NESTING - 1 deep.
+    const at = (depth: number) =>
+      `{"index":0,"time":0,"process":1,"type":"invoke","f":"w","value":${deepJson(depth)}}`;
+    expect(parseHistoryJsonl(at(MAX_NESTING - 1))).toHaveLength(1);
+    expect(() => parseHistoryJsonl(at(MAX_NESTING))).toThrow(HistoryParseError);
+    const edn = (depth: number) => `{:process 0 :type :invoke :f :w :value ${deepEdn(depth)}}`;
+    expect(parseJepsenEdn(edn(MAX_NESTING - 1))).toHaveLength(1);
+    expect(() => parseJepsenEdn(edn(MAX_NESTING))).toThrow(HistoryParseError);
+  });
+});
+
+describe('exact integers', () => {
+  it('reads every integer exactly: a number when safe, a bigint beyond 2^53 (property)', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(2n ** 200n), max: 2n ** 200n }), (n) => {
+        const read = (parseJsonExact(`{"v":[${n}]}`) as { v: unknown[] }).v[0];
+        const safe = n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER);
+        expect(read).toStrictEqual(safe ? Number(n) : n);
+        const edn = parseJepsenEdn(`{:process 0 :type :invoke :f :write :value ${n}}`)[0]?.value;
+        expect(edn).toStrictEqual(safe ? Number(n) : n);
+      }),
+    );
+  });
+
+  it('reads any JSON as JSON.parse does, but for integer literals past 2^53 (property)', () => {
+    // JSON.stringify writes a double of 2^53 or more below 1e21 as integer digits (its shortest form),
+    // and those digits are what the text says: the exact reader keeps them as a bigint.
+    const expected = (text: string): unknown =>
+      JSON.parse(text, (_key, v: unknown) =>
+        typeof v === 'number' && Number.isInteger(v) && !Number.isSafeInteger(v) && Math.abs(v) < 1e21
+          ? BigInt(String(v))
+          : v,
+      );
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 6 }), (value) => {
+        const text = JSON.stringify(value);
+        expect(parseJsonExact(text)).toStrictEqual(expected(text));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('keeps big integers inside strings, objects and floats apart', () => {
+    expect(
+      parseJsonExact('{"s":"12345678901234567890","f":1.2345678901234567890,"e":12345678901234567e2}'),
+    ).toEqual({
+      s: '12345678901234567890',
+      f: Number('1.2345678901234567890'),
+      e: Number('12345678901234567e2'),
+    });
+    const proto = parseJsonExact('{"__proto__":{"a":90071992547409931}}') as object;
+    expect(Object.getPrototypeOf(proto)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(proto, '__proto__')?.value).toEqual({ a: 90071992547409931n });
+  });
+
+  it('convicts a JSONL register that wrote 2^53 + 1 and read 2^53 (it was called ok)', () => {
+    const ops = parseOperations(
+      [
+        '{"index":0,"time":1,"process":0,"type":"invoke","f":"write","value":9007199254740993}',
+        '{"index":1,"time":2,"process":0,"type":"ok","f":"write","value":9007199254740993}',
+        '{"index":2,"time":3,"process":1,"type":"invoke","f":"read","value":null}',
+        '{"index":3,"time":4,"process":1,"type":"ok","f":"read","value":9007199254740992}',
+      ].join('\n'),
+      'jsonl',
+    );
+    expect(ops[0]?.input).toBe(9007199254740993n);
+    expect(checkLinearizable(ops, register()).verdict).toBe('illegal');
+  });
+
+  it('convicts an EDN register with big integers instead of crashing the model (it came out unknown)', () => {
+    const history = (read: string) =>
+      parseOperations(
+        `[{:process 0 :type :invoke :f :write :value 18446744073709551616N}
+          {:process 0 :type :ok :f :write :value 18446744073709551616N}
+          {:process 1 :type :invoke :f :read :value nil}
+          {:process 1 :type :ok :f :read :value ${read}}]`,
+        'edn',
+      );
+    for (const diagnose of [false, true]) {
+      const bad = checkLinearizable(history('18446744073709551617'), casRegister(), { diagnose });
+      expect(bad.verdict).toBe('illegal');
+      expect(bad.partitions[0]?.witness?.conviction).toContain('read 18446744073709551617');
+      expect(checkLinearizable(history('18446744073709551616'), casRegister(), { diagnose }).verdict).toBe(
+        'ok',
+      );
+    }
+  });
+
+  it('never takes a string for a big integer, however it is spelled (EDN: "…n" equalled 2^64)', () => {
+    for (const read of ['"18446744073709551616n"', '"18446744073709551616"']) {
+      const ops = parseOperations(
+        `[{:process 0 :type :invoke :f :write :value 18446744073709551616}
+          {:process 0 :type :ok :f :write :value 18446744073709551616}
+          {:process 1 :type :invoke :f :read :value nil}
+          {:process 1 :type :ok :f :read :value ${read}}]`,
+        'edn',
+      );
+      expect(checkLinearizable(ops, register()).verdict, read).toBe('illegal');
+    }
+    // The marker characters that encode bigints and objects are escaped in strings.
+    for (const [written, read] of [
+      ['18446744073709551616', '"\\u000118446744073709551616"'],
+      ['[1]', '"\\u0000[1]"'],
+    ]) {
+      const ops = parseOperations(
+        [
+          `{"index":0,"time":1,"process":0,"type":"invoke","f":"write","value":${written}}`,
+          `{"index":1,"time":2,"process":0,"type":"ok","f":"write","value":${written}}`,
+          '{"index":2,"time":3,"process":1,"type":"invoke","f":"read","value":null}',
+          `{"index":3,"time":4,"process":1,"type":"ok","f":"read","value":${read}}`,
+        ].join('\n'),
+        'jsonl',
+      );
+      expect(checkLinearizable(ops, register()).verdict, read).toBe('illegal');
+    }
+  });
+
+  it('keeps porcupine log integers and process ids exact', () => {
+    const ops = parsePorcupineLog(
+      [
+        'INFO  jepsen.util - 18446744073709551616\t:invoke\t:write\t18446744073709551617',
+        'INFO  jepsen.util - 18446744073709551617\t:invoke\t:read\tnil',
+        'INFO  jepsen.util - 18446744073709551616\t:ok\t:write\t18446744073709551617',
+        'INFO  jepsen.util - 18446744073709551617\t:ok\t:read\t18446744073709551616',
+      ].join('\n'),
+    );
+    expect(ops.map((op) => op.process)).toEqual(['18446744073709551616', '18446744073709551617']);
+    expect(ops[0]?.input).toBe(18446744073709551617n);
+    expect(checkLinearizable(ops, casRegister()).verdict).toBe('illegal');
+  });
+
+  it('refuses times and indices past 2^53, which cannot be ordered exactly', () => {
+    expect(() =>
+      parseHistoryJsonl('{"index":0,"time":9007199254740993,"process":1,"type":"invoke","f":"w","value":1}'),
+    ).toThrow(/"time" as a number of nanoseconds below 2\^53, found "9007199254740993"/);
+    expect(() =>
+      parseHistoryJsonl('{"index":9007199254740993,"time":1,"process":1,"type":"invoke","f":"w","value":1}'),
+    ).toThrow(/"index" as an integer below 2\^53/);
+    expect(() => parseJepsenEdn('{:process 0 :type :invoke :f :w :time 9007199254740993}')).toThrow(
+      /:time as a number below 2\^53/,
+    );
+  });
+});
+
+describe('time and pairing', () => {
+  const invoke: HistoryEvent = { index: 0, time: 100, process: 1, type: 'invoke', f: 'write', value: 1 };
+
+  it('refuses a completion timed before its invoke (it was accepted)', () => {
+    for (const type of ['ok', 'fail', 'info'] as const) {
+      expect(() => pairOperations([invoke, { ...invoke, index: 1, time: 99, type }])).toThrow(PairingError);
+    }
+    expect(() => pairOperations([invoke, { ...invoke, index: 1, time: 99, type: 'ok' }])).toThrow(
+      /no earlier than its invoke \(time 100\), found :ok :write at 99/,
+    );
+    expect(pairOperations([invoke, { ...invoke, index: 1, time: 100, type: 'ok' }])).toHaveLength(1);
+    expect(() =>
+      parseOperations(
+        '{:process 0 :type :invoke :f :read :index 5}\n{:process 0 :type :ok :f :read :index 4}',
+        'edn',
+        'back.edn',
+      ),
+    ).toThrow(
+      /back\.edn:2: expected a completion of process 0's :read no earlier than its invoke \(index 5\)/,
+    );
+  });
+
+  it('never gives an op an interval that ends before it starts (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 50 })), {
+          maxLength: 30,
+        }),
+        (steps) => {
+          const open = new Set<number>();
+          const events: HistoryEvent[] = steps.map(([process, time], index) => {
+            const type = open.has(process) ? 'ok' : 'invoke';
+            if (type === 'ok') open.delete(process);
+            else open.add(process);
+            return { index, time, process, type, f: 'write', value: index };
+          });
+          try {
+            for (const op of pairOperations(events)) expect(op.ret).toBeGreaterThanOrEqual(op.call);
+          } catch (error) {
+            expect(error).toBeInstanceOf(PairingError);
+          }
+        },
+      ),
+    );
+  });
+});
+
+describe('porcupine log parsing time', () => {
+  it('reads lines with 200 000 spaces in linear time (16 s for 160 000 before)', () => {
+    const spaces = ' '.repeat(200_000);
+    const lines = [
+      `INFO  jepsen.util - 0 :invoke :read nil${spaces}x`,
+      `INFO${spaces}jepsen.util${spaces}-${spaces}0${spaces}:invoke${spaces}:write${spaces}1${spaces}`,
+      `${spaces}INFO  jepsen.util - 0 :invoke :cas [1${spaces}2]${spaces}`,
+    ];
+    for (const text of lines) {
+      const started = performance.now();
+      try {
+        parsePorcupineLog(text, 'spaces.log');
+      } catch (error) {
+        expect(error).toBeInstanceOf(HistoryParseError);
+      }
+      // Linear work is a few ms; the margin is for a loaded machine. Quadratic took tens of seconds.
+      expect(performance.now() - started).toBeLessThan(1000);
+    }
+    expect(parsePorcupineLog(lines[1] as string)[0]).toMatchObject({ f: 'write', input: 1 });
+    expect(parsePorcupineLog(lines[2] as string)[0]).toMatchObject({ f: 'cas', input: [1, 2] });
+  });
+});
