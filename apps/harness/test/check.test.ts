@@ -68,7 +68,7 @@ describe('checkHistory', () => {
   it('passes a complete, clean history', async () => {
     const outcome = await checkHistory(plan, cleanHistory(), []);
     expect(outcome.verdict).toBe('ok');
-    expect(Object.keys(outcome.checkers).sort()).toEqual(['fences', 'inventory', 'lease']);
+    expect(Object.keys(outcome.checkers).sort()).toEqual(['bounds', 'fences', 'inventory', 'lease', 'liveness']);
   });
 
   it('never reports ok for an incomplete history', async () => {

@@ -56,8 +56,8 @@ export class LeaseHistory {
   }
 
   fault(fault: string, from: number, to: number | undefined, extra: Record<string, unknown> = {}): this {
-    this.op('nemesis', 'start', from, from, { fault, ...extra });
-    if (to !== undefined) this.op('nemesis', 'stop', to, to, { fault });
+    this.op('nemesis', 'start', from, from, { fault }, 'ok', { fault, ...extra });
+    if (to !== undefined) this.op('nemesis', 'stop', to, to, { fault }, 'ok', { fault });
     return this;
   }
 

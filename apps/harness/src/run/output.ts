@@ -78,7 +78,13 @@ export async function judgeRun(
   history: readonly HistoryEvent[],
 ): Promise<Verdict> {
   const outcome = await checkHistory(
-    { workload: meta.workload, fenced: meta.safeFences, initialStock: meta.stock },
+    {
+      workload: meta.workload,
+      fenced: meta.safeFences,
+      initialStock: meta.stock,
+      ttlMs: meta.ttlMs,
+      clients: meta.clients,
+    },
     history,
     meta.problems,
   );

@@ -24,12 +24,27 @@ export {
   type LeaseViolation,
 } from './lease.js';
 export {
+  type BoundsOptions,
+  type BoundsResult,
+  type BoundsStats,
+  checkBounds,
+  type OverranViolation,
+} from './lease-bounds.js';
+export { type FaultWindow, faultWindows } from './lease-faults.js';
+export {
   DEFAULT_RELEASE_OPS,
   type LeaseFactOptions,
   type LeaseFacts,
   type LeaseWindow,
   leaseWindows,
 } from './lease-history.js';
+export {
+  checkLiveness,
+  type LivenessOptions,
+  type LivenessResult,
+  type LivenessStats,
+  type StarvedViolation,
+} from './lease-liveness.js';
 export {
   type CriticalSection,
   checkMutex,

@@ -208,7 +208,7 @@ function close(grant: Grant): LeaseWindow {
 }
 
 /** The history in time order (ties by index), without a copy when it already is. */
-function inTimeOrder(history: Iterable<HistoryEvent>): readonly HistoryEvent[] {
+export function inTimeOrder(history: Iterable<HistoryEvent>): readonly HistoryEvent[] {
   const all = Array.isArray(history) ? (history as readonly HistoryEvent[]) : [...history];
   for (let i = 1; i < all.length; i++) {
     const a = all[i - 1]!;
