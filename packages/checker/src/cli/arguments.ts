@@ -25,7 +25,8 @@ export function parseCheckers(value: string, previous: CheckerChoice[] | undefin
   const names = value.split(',').map((s) => s.trim());
   const chosen = new Set(previous ?? []);
   for (const name of names) {
-    if (name === 'all' || (LOCK_CHECKERS as readonly string[]).includes(name)) chosen.add(name as CheckerChoice);
+    if (name === 'all' || (LOCK_CHECKERS as readonly string[]).includes(name))
+      chosen.add(name as CheckerChoice);
     else throw new InvalidArgumentError(`"${name}" is not one of ${LOCK_CHECKERS.join(', ')}, all.`);
   }
   return [...chosen];
@@ -35,7 +36,10 @@ export function parseCheckers(value: string, previous: CheckerChoice[] | undefin
  * The lock checkers to run, and those only `all` asked for: these count toward the verdict only when
  * they found something to judge (a mutex history has no election to check), unlike a checker named.
  */
-export function lockCheckers(choice: readonly CheckerChoice[]): { run: LockChecker[]; optional: Set<LockChecker> } {
+export function lockCheckers(choice: readonly CheckerChoice[]): {
+  run: LockChecker[];
+  optional: Set<LockChecker>;
+} {
   const named = choice.filter((c): c is LockChecker => c !== 'all');
   if (!choice.includes('all')) return { run: named, optional: new Set() };
   return { run: [...LOCK_CHECKERS], optional: new Set(LOCK_CHECKERS.filter((c) => !named.includes(c))) };

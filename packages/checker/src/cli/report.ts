@@ -16,7 +16,9 @@ const JSON_VIOLATIONS = 100;
 export function summary(file: string, outcome: Outcome): string {
   const lines = [`${file}: ${outcome.composite.verdict}`];
   for (const [name, r] of Object.entries(outcome.composite.results)) {
-    const counted = outcome.notCounted.includes(name) ? '; not counted: --checker all judges what applies' : '';
+    const counted = outcome.notCounted.includes(name)
+      ? '; not counted: --checker all judges what applies'
+      : '';
     lines.push(`  ${name}: ${r.verdict}${r.error === undefined ? '' : ` (${r.error}${counted})`}`);
     const partitions = (r as Partial<LinearizabilityResult>).partitions;
     if (partitions !== undefined && partitions.length > 1) {

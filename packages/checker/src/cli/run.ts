@@ -19,7 +19,13 @@ import { checkFences } from '../lock/fence.js';
 import { checkInventory } from '../lock/inventory.js';
 import { checkMutex } from '../lock/mutex.js';
 import { modelByName } from '../models/registry.js';
-import { type Checker, type CheckResult, type CompositeResult, composeVerdicts, runCheckers } from '../verdict.js';
+import {
+  type Checker,
+  type CheckResult,
+  type CompositeResult,
+  composeVerdicts,
+  runCheckers,
+} from '../verdict.js';
 import { type CliOptions, FORMATS, type LockChecker, lockCheckers } from './arguments.js';
 
 /** A bad flag or file: reported on stderr with exit code 3, never as a verdict. */
@@ -175,17 +181,29 @@ async function load(file: string, format: HistoryFormat, pair: boolean, read: Re
 
 /** A check that had nothing to judge: never a pass (the shape of verdict.ts' `nothingToCheck`). */
 function nothingToCheck(why: string): CheckResult & { nothingToCheck: string } {
-  return { verdict: 'unknown', violations: [], stats: {}, nothingToCheck: why, error: `nothing to check: ${why}` };
+  return {
+    verdict: 'unknown',
+    violations: [],
+    stats: {},
+    nothingToCheck: why,
+    error: `nothing to check: ${why}`,
+  };
 }
 
 function isNothingToCheck(result: CheckResult): boolean {
-  return result.verdict === 'unknown' && typeof (result as { nothingToCheck?: unknown }).nothingToCheck === 'string';
+  return (
+    result.verdict === 'unknown' &&
+    typeof (result as { nothingToCheck?: unknown }).nothingToCheck === 'string'
+  );
 }
 
 /** Every requested check `unknown` for the same reason (the history could not be read in time). */
 function undecided(options: CliOptions, why: string): CompositeResult {
   const results: Record<string, CheckResult> = {};
-  const names = [...(options.model === undefined ? [] : ['linearizability']), ...lockCheckers(options.checker ?? []).run];
+  const names = [
+    ...(options.model === undefined ? [] : ['linearizability']),
+    ...lockCheckers(options.checker ?? []).run,
+  ];
   for (const name of names) results[name] = { verdict: 'unknown', violations: [], stats: {}, error: why };
   return { verdict: 'unknown', results };
 }
