@@ -1,8 +1,8 @@
 import { nowNs } from '../history/clock.js';
 import type { UnindexedEvent } from '../history/event.js';
 import { sleep } from '../workloads/util.js';
+import { type ClientHandle, type FaultWindowSummary, type NemesisContext, nemesisOp } from './context.js';
 import type { AimedFault } from './faults.js';
-import { type ClientHandle, type FaultWindowSummary, type NemesisContext, nemesisOp } from './nemesis.js';
 import { pick } from './random.js';
 
 /**

@@ -1,7 +1,7 @@
 import { nowNs } from '../history/clock.js';
 import { sleep } from '../workloads/util.js';
 import { aimedNode } from './aimed.js';
-import { type FaultWindowSummary, type NemesisContext, nemesisOp } from './nemesis.js';
+import { type FaultWindowSummary, type NemesisContext, nemesisOp } from './context.js';
 
 /** A server hung while the clients close: started before they are told to stop, healed after. */
 export interface HangAtClose {

@@ -1,101 +1,24 @@
-import type { Deployment } from '../backends/types.js';
-import { nowNs } from '../history/clock.js';
-import { NEMESIS, type UnindexedEvent } from '../history/event.js';
-import type { GrantSeen } from '../run/grants.js';
 import { sleep } from '../workloads/util.js';
 import { runAimedFault } from './aimed.js';
-import { CLOSING_FAULT, type FaultName, type FaultTarget, isAimedFault, startServerFault } from './faults.js';
+import {
+  type ClientHandle,
+  type FaultWindowSummary,
+  type NemesisContext,
+  nemesisOp,
+  until,
+} from './context.js';
+import { CLOSING_FAULT, isAimedFault, startServerFault } from './faults.js';
 import { seededRandom } from './random.js';
 import type { ScheduledFault } from './schedule.js';
 
-/** A client process as the nemesis sees it. */
-export interface ClientHandle {
-  readonly index: number;
-  /** The process id its current ops are recorded under. */
-  readonly process: number;
-  /**
-   * The grant the client holds now (its latest successful acquire). A scenario uses it to tell a grant
-   * taken under its faults from an older one.
-   */
-  readonly grant: GrantSeen | undefined;
-  pause(): void;
-  resume(): void;
-}
-
-export interface WindowWait {
-  accept?: (client: ClientHandle) => boolean;
-  pause?: boolean;
-}
-
-export interface NemesisContext {
-  readonly deployment: Deployment;
-  readonly ttlMs: number;
-  /**
-   * How long the servers keep a silent client's lease: ZooKeeper's session timeout, etcd's lease TTL
-   * as granted, the TTL elsewhere (`BackendFactory.sessionMs`). Faults aimed at the lease size by it.
-   */
-  readonly sessionMs: number;
-  readonly seed: number;
-  /**
-   * The next client to open its vulnerable window (between check and write) that `accept` takes (any,
-   * without it), or undefined after `timeoutMs`. With `pause`, the client is stopped in the message
-   * handler itself, before anything else runs on this side; a client that waits for its window's
-   * acknowledgement (`windowAck`) is then provably stopped before its write.
-   */
-  nextWindow(timeoutMs: number, signal: AbortSignal, options?: WindowWait): Promise<ClientHandle | undefined>;
-  /** The next client event `accept` takes as it arrives (see EventWatch), or undefined after `timeoutMs`. */
-  nextEvent(
-    accept: (event: UnindexedEvent, client: ClientHandle) => boolean,
-    timeoutMs: number,
-    signal: AbortSignal,
-  ): Promise<{ event: UnindexedEvent; client: ClientHandle } | undefined>;
-  record(event: UnindexedEvent): void;
-  progress(message: string): void;
-  /** Aborted on Ctrl-C or at the end of the fault phase. */
-  readonly signal: AbortSignal;
-  /** Start of the run, on `performance.now()`. */
-  readonly startedAt: number;
-  /** Faults started so far, for progress lines. */
-  applied: number;
-}
-
-export interface FaultWindowSummary {
-  fault: FaultName | string;
-  target: FaultTarget;
-  applied: boolean;
-  error?: string;
-  /** What a scripted scenario observed (who was granted when), for the report. */
-  evidence?: Record<string, unknown>;
-}
-
-/** Records one nemesis op: invoke, then ok (or fail/info with the error), as Jepsen's nemesis does. */
-export async function nemesisOp<T>(
-  context: NemesisContext,
-  f: 'start' | 'stop',
-  value: Record<string, unknown>,
-  body: () => Promise<T>,
-): Promise<{ ok: true; result: T } | { ok: false; error: string }> {
-  context.record({ time: nowNs(), process: NEMESIS, type: 'invoke', f, value });
-  try {
-    const result = await body();
-    if (f === 'start') context.applied++;
-    const extra = typeof result === 'object' && result !== null ? (result as Record<string, unknown>) : {};
-    context.record({ time: nowNs(), process: NEMESIS, type: 'ok', f, value: { ...value, ...extra } });
-    return { ok: true, result };
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    const unsupported = (error as { code?: unknown }).code === 'unsupported-fault';
-    const type = unsupported ? 'fail' : 'info';
-    context.record({ time: nowNs(), process: NEMESIS, type, f, value, error: message });
-    return { ok: false, error: message };
-  }
-}
-
-/** Waits until `atMs` after the run started; false if the run was aborted first. */
-export async function until(context: NemesisContext, atMs: number): Promise<boolean> {
-  await sleep(context.startedAt + atMs - performance.now(), context.signal);
-  return !context.signal.aborted;
-}
+export {
+  type ClientHandle,
+  type FaultWindowSummary,
+  type NemesisContext,
+  nemesisOp,
+  until,
+  type WindowWait,
+} from './context.js';
 
 /** Pauses the next client to open its window, for `durationMs`, as one start/stop pair. */
 export async function pauseClient(
