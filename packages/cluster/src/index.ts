@@ -9,6 +9,7 @@ export {
   UnknownNodeError,
   UnsupportedFaultError,
 } from './errors.js';
+export type { EffectQuery, ObservableFault, Observation } from './faults/effects.js';
 export { type FaultSupportQuery, type TopologyFault, unsupportedFaults } from './faults/support.js';
 export { DEFAULT_NODES } from './options.js';
 export { type ServedCluster, serveClusterToParent, startServedCluster } from './serve.js';

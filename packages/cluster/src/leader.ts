@@ -79,6 +79,36 @@ export async function zookeeperLeader(targets: readonly ProbeTarget[]): Promise<
   return index < 0 ? undefined : targets[index]!.id;
 }
 
+/** Every etcd member names the same leader (a member that is cut off names none: leader 0, or no answer). */
+export async function etcdLeaderAgreement(
+  targets: readonly ProbeTarget[],
+  timeoutMs = 1000,
+): Promise<{ agreed: boolean; detail: string }> {
+  const statuses = await Promise.all(targets.map((t) => etcdStatus(t, timeoutMs).catch(() => undefined)));
+  const named = statuses.map((s) => (s?.leader && s.leader !== '0' ? s.leader : undefined));
+  const names = new Map(statuses.map((s, i) => [s?.header?.member_id, targets[i]!.id]));
+  const detail = targets
+    .map(
+      (t, i) =>
+        `${t.id}: ${named[i] === undefined ? 'no leader' : `leader ${names.get(named[i]) ?? named[i]}`}`,
+    )
+    .join(', ');
+  return { agreed: named[0] !== undefined && named.every((n) => n === named[0]), detail };
+}
+
+/** One ZooKeeper member reports leader (or standalone) and every other one follower. */
+export async function zookeeperLeaderAgreement(
+  targets: readonly ProbeTarget[],
+): Promise<{ agreed: boolean; detail: string }> {
+  const modes = await Promise.all(targets.map((t) => zookeeperMode(t.host, t.port).catch(() => undefined)));
+  const leaders = modes.filter((m) => m === 'leader' || m === 'standalone').length;
+  const detail = targets.map((t, i) => `${t.id}: ${modes[i] ?? 'not serving'}`).join(', ');
+  return {
+    agreed: leaders === 1 && modes.every((m) => m === 'leader' || m === 'standalone' || m === 'follower'),
+    detail,
+  };
+}
+
 /** Polls `leader` until it names a node other than `options.not`; bounded by `options.timeoutMs` (30 s). */
 export function waitForLeader(
   leader: () => Promise<string | undefined>,

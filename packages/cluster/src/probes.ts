@@ -44,6 +44,25 @@ export async function redisPing(host: string, port: number, timeoutMs = 1000): P
   return reply.startsWith('+PONG');
 }
 
+/** Redis' TIME in milliseconds: the server's wall clock (Redis reads gettimeofday), as a clock fault skews it. */
+export async function redisTimeMs(host: string, port: number, timeoutMs = 1000): Promise<number> {
+  const reply = await exchange(host, port, 'TIME\r\n', timeoutMs, (r) =>
+    /^\*2\r\n(\$\d+\r\n\d+\r\n){2}/.test(r),
+  );
+  const [seconds, micros] = [...reply.matchAll(/\$\d+\r\n(\d+)\r\n/g)].map((m) => Number(m[1]));
+  if (seconds === undefined || micros === undefined)
+    throw new Error(`unexpected TIME reply: ${JSON.stringify(reply)}`);
+  return seconds * 1000 + micros / 1000;
+}
+
+/** ZooKeeper's uptime (`mntr` zk_uptime, ms): read from the JVM's clock, so a clock fault shows in it. */
+export async function zookeeperUptimeMs(host: string, port: number, timeoutMs = 1000): Promise<number> {
+  const reply = await exchange(host, port, 'mntr', timeoutMs);
+  const uptime = /^zk_uptime\s+(\d+)/m.exec(reply)?.[1];
+  if (uptime === undefined) throw new Error('mntr gave no zk_uptime');
+  return Number(uptime);
+}
+
 /** etcd's /health: true once the member has a leader and serves (it answers {"health":"true"}). */
 export function etcdHealthy(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
   return new Promise((resolve, reject) => {

@@ -123,7 +123,7 @@ export abstract class ProviderCluster<N extends ClusterNode> implements Cluster 
    * Where readiness and leader probes go: the server's own client port, never through the client proxy, so a fault
    * on the clients' path cannot make a server look down.
    */
-  protected abstract probeTarget(node: N): ProbeTarget;
+  abstract probeTarget(node: N): ProbeTarget;
   protected abstract logTail(node: N): Promise<string>;
   /** Kills every server and removes what the start created (dirs, containers, networks, proxies). */
   protected abstract teardown(): Promise<void>;

@@ -1,3 +1,5 @@
+import type { EffectQuery, Observation } from './faults/effects.js';
+
 export type Topology = 'redis' | 'redis-independent' | 'etcd' | 'zookeeper';
 export type ProviderName = 'local' | 'docker';
 
@@ -95,6 +97,12 @@ export interface Faults {
   clock(id: string, options: ClockOptions): Promise<void>;
   /** Undo every fault: resume, restart the killed, reconnect, remove toxics, reset clocks. Idempotent. */
   heal(): Promise<void>;
+  /**
+   * An independent probe of a fault's effect (process state, a request through the proxy, each member's leader,
+   * the server's clock): waits, bounded, until the effect shows (`phase: 'started'`) or is gone (`'healed'`), and
+   * says what it saw and after how long; `seen: false` when it never did.
+   */
+  observe(query: EffectQuery): Promise<Observation>;
 }
 
 export interface WaitForLeaderOptions {

@@ -64,7 +64,7 @@ export class DockerCluster extends ProviderCluster<DockerNode> {
   }
 
   /** Probes go to the mapped port directly, never through the client proxy. */
-  protected probeTarget(node: DockerNode): ProbeTarget {
+  probeTarget(node: DockerNode): ProbeTarget {
     return { id: node.id, host: '127.0.0.1', port: node.mappedClientPort };
   }
 

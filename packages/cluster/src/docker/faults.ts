@@ -15,6 +15,7 @@ export function dockerFaultPrimitives(
   return {
     clients,
     running: (node) => node.running(),
+    processState: (node) => node.processState(),
     kill: (node) => node.signal('KILL'),
     start: (node) => node.startServer(),
     signal: (node, signal) => node.signal(signal),

@@ -75,6 +75,15 @@ export class DockerNode implements ClusterNode {
     return result.exitCode === 0;
   }
 
+  /** The server process' state letter as /proc inside the container shows it, or undefined when it is gone. */
+  async processState(): Promise<string | undefined> {
+    const result = await this.shell.run(
+      `p=$(cat ${PID_FILE} 2>/dev/null) && [ -n "$p" ] && sed -n 's/^.*) \\(.\\).*$/\\1/p' "/proc/$p/stat"`,
+    );
+    const state = result.output.trim();
+    return result.exitCode === 0 && /^[A-Za-z]$/.test(state) ? state : undefined;
+  }
+
   /**
    * Sends a signal to the server process; for SIGKILL, waits (bounded) until it is gone and does nothing when it
    * is not running. STOP and CONT throw when there is no running server to signal.

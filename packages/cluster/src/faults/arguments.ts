@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from '@fencekit/core';
 import { validateToxic } from '../proxy/toxics.js';
 import type { ClockOptions, LatencyOptions, Toxic } from '../types.js';
+import type { EffectQuery } from './effects.js';
 
 /**
  * Argument checks for the nemesis calls, shared by both providers so a bad call fails the same way (and before
@@ -22,6 +23,27 @@ export function latencyToxic(options: LatencyOptions): Toxic {
     jitterMs: options.jitterMs ?? 0,
     direction: options.direction ?? 'both',
   });
+}
+
+const OBSERVABLE = ['kill', 'pause', 'partition', 'cutClients', 'latency', 'clock'];
+
+/** An effect query names an observable fault, a phase, a node (all but partition) and a sane bound. */
+export function checkEffectQuery(query: EffectQuery): void {
+  if (typeof query !== 'object' || query === null || !OBSERVABLE.includes(query.fault)) {
+    throw new InvalidArgumentError('observe.fault', query?.fault, `one of ${OBSERVABLE.join(', ')}`);
+  }
+  if (query.phase !== 'started' && query.phase !== 'healed') {
+    throw new InvalidArgumentError('observe.phase', query.phase, "'started' or 'healed'");
+  }
+  if (query.fault !== 'partition') checkNodeId(query.node);
+  const { timeoutMs = 5_000 } = query;
+  if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0 || timeoutMs > 600_000) {
+    throw new InvalidArgumentError(
+      'observe.timeoutMs',
+      timeoutMs,
+      'a positive number of milliseconds, at most 10 minutes',
+    );
+  }
 }
 
 /** The skew a clock fault asks for, with `rate` defaulting to 1 (a jump without drift). */

@@ -3,7 +3,8 @@ import { ClusterClosedError, NodeNotRunningError, UnsupportedFaultError } from '
 import { cutPairs } from '../partition.js';
 import { validateToxic } from '../proxy/toxics.js';
 import type { ClockOptions, ClusterNode, Faults, LatencyOptions, PartitionSpec, Toxic } from '../types.js';
-import { checkNodeId, clockSkew, latencyToxic } from './arguments.js';
+import { checkEffectQuery, checkNodeId, clockSkew, latencyToxic } from './arguments.js';
+import { type ClockReading, EffectProbes, type EffectQuery, type Observation } from './effects.js';
 import type { FaultPrimitives, FaultTarget } from './primitives.js';
 import type { TopologyFault } from './support.js';
 
@@ -18,12 +19,38 @@ export class FaultController<N extends ClusterNode> implements Faults {
   private readonly killed = new Set<string>();
   private readonly paused = new Set<string>();
   private readonly skewed = new Set<string>();
+  /** What was asked of each node, for the probes to compare the servers' behaviour with. */
+  private readonly latencyAsked = new Map<string, number>();
+  private readonly clockAsked = new Map<string, { offsetMs: number; rate: number; before?: ClockReading }>();
+  private readonly probes: EffectProbes<N>;
   private disposed = false;
 
   constructor(
     private readonly cluster: FaultTarget<N>,
     private readonly primitives: FaultPrimitives<N>,
-  ) {}
+  ) {
+    this.probes = new EffectProbes(
+      {
+        node: (id) => cluster.node(id),
+        probeTarget: (n) => cluster.probeTarget(n),
+        members: cluster.members,
+        recipe: cluster.recipe,
+        processState: (n) => primitives.processState(n),
+      },
+      { latencyMs: (id) => this.latencyAsked.get(id), clock: (id) => this.clockAsked.get(id) },
+    );
+  }
+
+  /**
+   * Probes, independently of the act, whether a fault's effect shows (`phase: 'started'`) or is gone
+   * (`'healed'`), bounded by `timeoutMs`; never throws for an effect not seen, it says so.
+   */
+  async observe(query: EffectQuery): Promise<Observation> {
+    this.live();
+    checkEffectQuery(query);
+    if (query.fault !== 'partition') this.target(String(query.node));
+    return this.probes.observe(query);
+  }
 
   async kill(id: string): Promise<void> {
     const node = await this.runningTarget(id, 'kill');
@@ -73,18 +100,25 @@ export class FaultController<N extends ClusterNode> implements Faults {
 
   async latency(id: string, options: LatencyOptions): Promise<void> {
     this.target(id);
-    this.primitives.clients.addToxic(id, latencyToxic(options), 'latency');
+    const toxic = latencyToxic(options);
+    this.primitives.clients.addToxic(id, toxic, 'latency');
+    if (toxic.type === 'latency') this.latencyAsked.set(id, toxic.latencyMs);
   }
 
   async toxic(id: string, toxic: Toxic): Promise<void> {
     this.target(id);
-    this.primitives.clients.addToxic(id, validateToxic(toxic));
+    const valid = validateToxic(toxic);
+    this.primitives.clients.addToxic(id, valid);
+    if (valid.type === 'latency') this.latencyAsked.set(id, valid.latencyMs);
   }
 
   async clock(id: string, options: ClockOptions): Promise<void> {
     const node = this.target(id);
     const { offsetMs, rate } = clockSkew(options);
     this.refuseUnsupported('clock', id);
+    // The server's clock before its first skew: what a probe of a clock that only runs (ZooKeeper's uptime) needs.
+    const before = this.clockAsked.get(id)?.before ?? (await this.readClock(node));
+    this.clockAsked.set(id, { offsetMs, rate, ...(before ? { before } : {}) });
     await this.primitives.writeClock(node, offsetMs, rate);
     this.skewed.add(id);
     await sleep(SHIM_PICKUP_MS);
@@ -94,6 +128,8 @@ export class FaultController<N extends ClusterNode> implements Faults {
   async heal(): Promise<void> {
     this.live();
     this.primitives.clients.heal();
+    this.latencyAsked.clear();
+    this.clockAsked.clear();
     await Promise.all([
       this.primitives.healLinks(),
       // A paused server that has since exited has nothing left to resume.
@@ -107,6 +143,17 @@ export class FaultController<N extends ClusterNode> implements Faults {
     this.skewed.clear();
     await Promise.all([...this.killed].map((id) => this.restart(id)));
     await sleep(SHIM_PICKUP_MS);
+  }
+
+  private async readClock(node: N): Promise<ClockReading | undefined> {
+    const read = this.cluster.recipe.readClock;
+    if (!read) return undefined;
+    try {
+      const realMs = Date.now();
+      return { realMs, serverMs: (await read(this.cluster.probeTarget(node))).ms };
+    } catch {
+      return undefined; // a server that cannot answer now (paused): the probe says it had nothing to compare with
+    }
   }
 
   /** Called by close(): drops fault state without healing (the servers are about to go). */

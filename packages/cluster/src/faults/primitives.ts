@@ -1,9 +1,13 @@
 import type { ClusterNode, Topology } from '../types.js';
 import type { ClientProxies } from './client-proxies.js';
+import type { EffectSources } from './effects.js';
 import type { TopologyFault } from './support.js';
 
-/** The cluster as the nemesis sees it: its members, what it cannot do, and how to wait for a member to serve. */
-export interface FaultTarget<N extends ClusterNode> {
+/**
+ * The cluster as the nemesis sees it: its members, what it cannot do, how to wait for a member to serve, and where
+ * the probes of a fault's effect reach each member.
+ */
+export interface FaultTarget<N extends ClusterNode> extends Omit<EffectSources<N>, 'processState'> {
   readonly topology: Topology;
   /** Why each fault this cluster cannot apply would do nothing. */
   readonly unsupported: Partial<Record<TopologyFault, string>>;
@@ -24,6 +28,8 @@ export interface FaultPrimitives<N extends ClusterNode> {
   readonly clients: ClientProxies;
   /** Whether the server process is running (paused counts as running; killed, exited or a zombie does not). */
   running(node: N): Promise<boolean>;
+  /** The server process' state letter from /proc (R, S, T, Z…), or undefined when there is none: for probes. */
+  processState(node: N): Promise<string | undefined>;
   /** SIGKILL the server; resolves once it is gone. Does nothing when it is not running. */
   kill(node: N): Promise<void>;
   /** Starts the (killed) server again with the same command line, port and data dir; does not wait for it. */

@@ -33,7 +33,7 @@ export class LocalCluster extends ProviderCluster<LocalNode> {
     super(topology, recipe, nodes, localFaultPrimitives(network), 200, nodes[0]?.clockFile !== undefined);
   }
 
-  protected probeTarget(node: LocalNode): ProbeTarget {
+  probeTarget(node: LocalNode): ProbeTarget {
     return { id: node.id, host: '127.0.0.1', port: node.layout.clientPort };
   }
 

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { etcdLeader } from '../leader.js';
+import { etcdLeader, etcdLeaderAgreement } from '../leader.js';
 import { etcdHealthy } from '../probes.js';
 import type { LocalRecipe, NodeLayout } from './recipe.js';
 
@@ -34,4 +34,5 @@ export const etcdRecipe: LocalRecipe = {
   },
   ready: (target) => etcdHealthy(target.host, target.port),
   leader: (targets) => etcdLeader(targets),
+  leaderAgreement: (targets) => etcdLeaderAgreement(targets),
 };

@@ -3,6 +3,7 @@ import type { FaultPrimitives } from '../faults/primitives.js';
 import { clockShimError, writeClockSkew } from '../native.js';
 import type { LocalNetwork } from './network.js';
 import type { LocalNode } from './node.js';
+import { processState } from './proc-state.js';
 
 /**
  * The nemesis acts for processes on loopback: signals to our own child processes, the peer proxies for partitions,
@@ -12,6 +13,7 @@ export function localFaultPrimitives(network: LocalNetwork): FaultPrimitives<Loc
   return {
     clients: network.clients,
     running: async (node) => node.process.running,
+    processState: async (node) => processState(node.pid),
     kill: (node) => node.process.kill('SIGKILL'),
     start: async (node) => node.process.start(),
     signal: async (node, signal) => (signal === 'STOP' ? node.process.pause() : node.process.resume()),

@@ -50,4 +50,14 @@ export interface LocalRecipe {
   ): ((chunk: Buffer) => Buffer) | undefined;
   /** The leader's id, when the server kind has one. */
   leader?(targets: readonly ProbeTarget[]): Promise<string | undefined>;
+  /**
+   * Whether every member agrees on one leader, asked of each member (etcd: its status' leader; ZooKeeper: its
+   * `srvr` Mode), and what each said: a partition shows as members that lost or disagree on the leader.
+   */
+  leaderAgreement?(targets: readonly ProbeTarget[]): Promise<{ agreed: boolean; detail: string }>;
+  /**
+   * One reading of the server's own clock in ms, and whether it is a wall clock (comparable with ours) or only
+   * runs (ZooKeeper's uptime); servers the clock shim can act on have one.
+   */
+  readClock?(target: ProbeTarget): Promise<{ ms: number; wall: boolean }>;
 }

@@ -1,4 +1,4 @@
-import { redisPing } from '../probes.js';
+import { redisPing, redisTimeMs } from '../probes.js';
 import type { LocalRecipe } from './recipe.js';
 
 /**
@@ -34,4 +34,5 @@ export const redisRecipe: LocalRecipe = {
     };
   },
   ready: (target) => redisPing(target.host, target.port),
+  readClock: async (target) => ({ ms: await redisTimeMs(target.host, target.port), wall: true }),
 };

@@ -1,0 +1,216 @@
+import { sleep } from '@fencekit/core';
+import type { ProbeTarget } from '../leader.js';
+import type { LocalRecipe } from '../local/recipe.js';
+import type { ClusterNode } from '../types.js';
+
+/** The faults whose effect an independent probe can see. */
+export type ObservableFault = 'kill' | 'pause' | 'partition' | 'cutClients' | 'latency' | 'clock';
+
+export interface EffectQuery {
+  readonly fault: ObservableFault;
+  /** The node the fault acted on (all but `partition`). */
+  readonly node?: string;
+  /** `started`: wait until the fault's effect shows; `healed`: until it is gone. */
+  readonly phase: 'started' | 'healed';
+  /** Bound on the wait (default 5 s); the probe gives up with `seen: false`. */
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+export interface Observation {
+  /** The state the phase asks for (effect present after a start, gone after a heal) was seen within the bound. */
+  readonly seen: boolean;
+  /** What the last probe read, in words (process state, answer times, leader views, clock readings). */
+  readonly detail: string;
+  /** From the call to the probe that saw it, or to giving up. */
+  readonly afterMs: number;
+}
+
+/** One probe's reading: is the fault's effect there, and what was read. */
+export interface Look {
+  readonly effect: boolean;
+  readonly detail: string;
+}
+
+/** What the nemesis asked for, which the probes compare the servers' behaviour with. */
+export interface RequestedFaults {
+  latencyMs(id: string): number | undefined;
+  clock(id: string): { offsetMs: number; rate: number; before?: ClockReading } | undefined;
+}
+
+export interface ClockReading {
+  /** Our wall clock (Date.now()) when the server's clock read `serverMs`. */
+  readonly realMs: number;
+  readonly serverMs: number;
+}
+
+/** Where the probes reach a node: its own port (never through the proxy), the proxy, and its process state. */
+export interface EffectSources<N extends ClusterNode> {
+  readonly recipe: LocalRecipe;
+  readonly members: readonly N[];
+  node(id: string): N;
+  probeTarget(node: N): ProbeTarget;
+  /** The process state letter from /proc (R, S, D, T, Z…), or undefined when there is no such process. */
+  processState(node: N): Promise<string | undefined>;
+}
+
+const CLIENT_TIMEOUT_MS = 1000;
+const CLOCK_WINDOW_MS = 400;
+
+/**
+ * Independent probes of each fault's effect, read from the servers themselves (/proc process state, requests on
+ * the clients' path, each member's view of the leader, the server's own clock), never from the fault's own
+ * bookkeeping: "applied" only means a call returned; these say whether anything happened, and when it stopped.
+ */
+export class EffectProbes<N extends ClusterNode> {
+  constructor(
+    private readonly sources: EffectSources<N>,
+    private readonly requested: RequestedFaults,
+  ) {}
+
+  /** Probes every 100 ms until the phase's state is seen or `timeoutMs` passes. */
+  async observe(query: EffectQuery): Promise<Observation> {
+    const started = performance.now();
+    const timeoutMs = query.timeoutMs ?? 5_000;
+    const wanted = query.phase === 'started';
+    let last: Look = { effect: !wanted, detail: 'not probed' };
+    for (;;) {
+      query.signal?.throwIfAborted();
+      last = await this.look(query).catch((error: Error) => ({
+        effect: !wanted,
+        detail: `probe failed: ${error.message}`,
+      }));
+      const afterMs = Math.round(performance.now() - started);
+      if (last.effect === wanted) return { seen: true, detail: last.detail, afterMs };
+      if (afterMs >= timeoutMs) return { seen: false, detail: last.detail, afterMs };
+      await sleep(Math.min(100, timeoutMs - afterMs), query.signal);
+    }
+  }
+
+  private look(query: EffectQuery): Promise<Look> {
+    if (query.fault === 'partition') return this.leaders();
+    const node = this.sources.node(String(query.node));
+    switch (query.fault) {
+      case 'kill':
+        return this.gone(node);
+      case 'pause':
+        return this.stopped(node);
+      case 'cutClients':
+        return this.clientsCut(node);
+      case 'latency':
+        return this.slowed(node);
+      case 'clock':
+        return this.skewed(node);
+    }
+  }
+
+  /** Killed: no live process, or it does not serve. Healed (restarted): a live process that serves. */
+  private async gone(node: N): Promise<Look> {
+    const state = await this.sources.processState(node);
+    if (state === undefined || state === 'Z')
+      return { effect: true, detail: `process ${state ? 'a zombie' : 'gone'}` };
+    const serves = await this.sources.recipe.ready(this.sources.probeTarget(node)).catch(() => false);
+    return { effect: !serves, detail: `process state ${state}, ${serves ? 'serves' : 'does not serve yet'}` };
+  }
+
+  /** Paused: the process is stopped (state T). */
+  private async stopped(node: N): Promise<Look> {
+    const state = await this.sources.processState(node);
+    return {
+      effect: state === 'T' || state === 't',
+      detail: `process ${state === undefined ? 'gone' : `state ${state}`}`,
+    };
+  }
+
+  /** A request through the client proxy gets no answer in time (while the server itself is not asked). */
+  private async clientsCut(node: N): Promise<Look> {
+    const { ms, answered } = await this.viaClients(node);
+    return {
+      effect: !answered,
+      detail: answered
+        ? `a request through the proxy answered in ${ms} ms`
+        : `a request through the proxy: no answer in ${CLIENT_TIMEOUT_MS} ms`,
+    };
+  }
+
+  /** Requests through the proxy take at least the added latency longer than requests to the server's own port. */
+  private async slowed(node: N): Promise<Look> {
+    const added = this.requested.latencyMs(node.id) ?? 0;
+    const direct = await this.timed(this.sources.probeTarget(node));
+    const proxied = await this.viaClients(node);
+    const extra = proxied.ms - direct.ms;
+    const effect = !proxied.answered || (added > 0 && extra >= added);
+    return {
+      effect,
+      detail: `through the proxy ${proxied.answered ? `${proxied.ms} ms` : 'no answer'}, direct ${direct.ms} ms (added latency asked: ${added} ms)`,
+    };
+  }
+
+  /**
+   * The server's clock runs at the requested rate and, for a jump, reads the requested offset ahead (wall clocks:
+   * against ours; ZooKeeper's uptime: against a reading taken before the fault). Healed: rate 1 again, and a wall
+   * clock back on ours (a monotonic clock keeps its lead by design: it never steps back).
+   */
+  private async skewed(node: N): Promise<Look> {
+    const read = this.sources.recipe.readClock;
+    if (!read) return { effect: false, detail: 'this server has no clock to read' };
+    const target = this.sources.probeTarget(node);
+    const first = { realMs: Date.now(), reading: await read(target) };
+    await sleep(CLOCK_WINDOW_MS);
+    const second = { realMs: Date.now(), reading: await read(target) };
+    const rate = (second.reading.ms - first.reading.ms) / Math.max(1, second.realMs - first.realMs);
+    const wall = second.reading.wall;
+    const request = this.requested.clock(node.id);
+    const lead = wall
+      ? second.reading.ms - second.realMs
+      : request?.before
+        ? second.reading.ms - request.before.serverMs - (second.realMs - request.before.realMs)
+        : undefined;
+    const detail = `server clock runs at ${rate.toFixed(2)}x${lead === undefined ? '' : `, ${Math.round(lead)} ms ahead`}${request ? ` (asked: ${request.offsetMs} ms, ${request.rate}x)` : ''}`;
+    const rateOff = (expected: number) => Math.abs(rate - expected) > 0.3 * expected;
+    if (!request) {
+      // Healed: real speed, and a wall clock agrees with ours.
+      return { effect: rateOff(1) || (wall && lead !== undefined && Math.abs(lead) > 500), detail };
+    }
+    if (request.rate !== 1) return { effect: !rateOff(request.rate), detail };
+    const tolerance = Math.max(500, Math.abs(request.offsetMs) / 10);
+    if (lead === undefined)
+      return { effect: false, detail: `${detail}; no reading from before the fault to compare with` };
+    if (!wall && request.offsetMs < 0)
+      return {
+        effect: false,
+        detail: `${detail}; a backward jump does not show in a clock that never steps back`,
+      };
+    return { effect: !rateOff(1) && Math.abs(lead - request.offsetMs) <= tolerance, detail };
+  }
+
+  /** Partitioned: some member has no leader or names another one. */
+  private async leaders(): Promise<Look> {
+    const agreement = this.sources.recipe.leaderAgreement;
+    if (!agreement) return { effect: false, detail: 'these servers have no leader to ask about' };
+    const { agreed, detail } = await agreement(this.sources.members.map((n) => this.sources.probeTarget(n)));
+    return { effect: !agreed, detail };
+  }
+
+  private viaClients(node: N): Promise<{ ms: number; answered: boolean }> {
+    const [host, port] = node.endpoint.split(':') as [string, string];
+    return this.timed({ id: node.id, host, port: Number(port) });
+  }
+
+  /** One readiness request with the server's own protocol, timed; bounded by CLIENT_TIMEOUT_MS. */
+  private async timed(target: ProbeTarget): Promise<{ ms: number; answered: boolean }> {
+    const started = performance.now();
+    let timer: NodeJS.Timeout | undefined;
+    const answered = await Promise.race([
+      this.sources.recipe.ready(target).then(
+        () => true,
+        () => false,
+      ),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), CLIENT_TIMEOUT_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+    return { ms: Math.round(performance.now() - started), answered };
+  }
+}
