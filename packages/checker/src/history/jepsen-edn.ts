@@ -50,8 +50,13 @@ export async function* readJepsenEdn(
   const name = file ?? (typeof source === 'string' ? source : '<stream>');
   const splitter = new EdnItemSplitter(name, options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES);
   let position = 0;
-  for await (const { text, line } of readLines(source, name, options)) {
-    for (const item of splitter.push(text, line)) yield [itemToEvent(item, position++, name), item.line];
+  for await (const batch of readLines(source, name, options)) {
+    const events: [HistoryEvent, number][] = [];
+    for (const { text, line } of batch) {
+      for (const item of splitter.push(text, line))
+        events.push([itemToEvent(item, position++, name), item.line]);
+    }
+    yield* events;
   }
   for (const item of splitter.end()) yield [itemToEvent(item, position++, name), item.line];
 }

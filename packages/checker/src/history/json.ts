@@ -10,6 +10,8 @@ export class JsonShapeError extends Error {
   }
 }
 
+const SIXTEEN_DIGITS = /\d{16}/;
+
 /**
  * `JSON.parse` that keeps integers exact and refuses deep nesting. Integers beyond 2^53 − 1 (which
  * `JSON.parse` silently rounds: 2^53 + 1 reads as 2^53) become bigints; every safe integer and every
@@ -18,6 +20,9 @@ export class JsonShapeError extends Error {
  * parser's answer is exact; only lines with a 16-digit integer are parsed again, exactly.
  */
 export function parseJsonExact(text: string): unknown {
+  // Fast path for typical lines: nesting D takes at least 2D characters, and an integer JSON.parse
+  // could round has 16 digits in a row.
+  if (text.length < 2 * (MAX_NESTING + 1) && !SIXTEEN_DIGITS.test(text)) return JSON.parse(text);
   const { depth, longInteger } = scan(text);
   if (depth > MAX_NESTING) {
     throw new JsonShapeError(`values nested at most ${MAX_NESTING} deep`, `${depth} levels`);

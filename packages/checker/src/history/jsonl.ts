@@ -97,9 +97,13 @@ export async function* readHistoryJsonlLines(
   options: ReadOptions = {},
 ): AsyncGenerator<[HistoryEvent, number]> {
   const name = file ?? (typeof source === 'string' ? source : '<stream>');
-  for await (const { text, line } of readLines(source, name, options)) {
-    const content = text.trim();
-    if (content !== '') yield [parseLine(content, name, line), line];
+  for await (const batch of readLines(source, name, options)) {
+    const events: [HistoryEvent, number][] = [];
+    for (const { text, line } of batch) {
+      const content = text.trim();
+      if (content !== '') events.push([parseLine(content, name, line), line]);
+    }
+    yield* events;
   }
 }
 

@@ -12,10 +12,12 @@ export interface SourceLine {
 
 const NEWLINE = 10;
 const CARRIAGE_RETURN = 13;
+const BYTE_ORDER_MARK = 0xfeff;
 
 /**
- * Streams the lines of a file (or a readable stream of bytes or strings) with bounded memory: only
- * the line being read is held, and a line longer than `maxEventBytes` is bad input rather than a
+ * Streams the lines of a file (or a readable stream of bytes or strings), the complete lines of each
+ * chunk read at a time (one await per chunk, not per line), with bounded memory: only the chunk and
+ * the line being read are held, and a line longer than `maxEventBytes` is bad input rather than a
  * string that grows until the process dies. Every line must be valid UTF-8 (rejected with its
  * number, never replaced); `\r\n` line ends and a leading byte order mark are accepted. Read failures
  * of the file itself become `HistoryReadError`; an aborted `signal` ends with `HistoryReadAbortedError`.
@@ -24,7 +26,7 @@ export async function* readLines(
   source: string | Readable,
   file: string,
   options: ReadOptions = {},
-): AsyncGenerator<SourceLine> {
+): AsyncGenerator<SourceLine[]> {
   const max = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES;
   const signal = options.signal;
   const input = typeof source === 'string' ? createReadStream(source) : source;
@@ -32,17 +34,33 @@ export async function* readLines(
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   let line = 0;
-  const decode = (bytes: Buffer): string => {
-    line++;
-    let end = bytes.length;
-    if (end > 0 && bytes[end - 1] === CARRIAGE_RETURN) end--;
-    const body = end === bytes.length ? bytes : bytes.subarray(0, end);
-    if (!isUtf8(body)) throw new HistoryParseError(file, line, 'UTF-8 text', 'bytes that are not UTF-8');
-    const text = body.toString('utf8');
-    return line === 1 && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-  };
   const tooLong = (): never => {
     throw new HistoryParseError(file, line + 1, `a line of at most ${max} bytes`, 'a longer line');
+  };
+  /** The complete lines of `block` (which ends just before a line feed), decoded. */
+  const split = (block: Buffer): string[] => {
+    // A line feed byte never occurs inside a multi-byte UTF-8 sequence, so the block is valid UTF-8
+    // exactly when each of its lines is: one check and one decoding for the whole block.
+    if (!isUtf8(block)) return findInvalidLine(block);
+    const text = block.toString('utf8');
+    const lines = text.split('\n');
+    for (const [i, l] of lines.entries()) {
+      // Characters never outnumber bytes: only a line long in characters can be too long in bytes.
+      if (l.length * 3 > max && Buffer.byteLength(l) > max) {
+        line += i;
+        tooLong();
+      }
+    }
+    return lines;
+  };
+  const findInvalidLine = (block: Buffer): never => {
+    let start = 0;
+    for (let n = line + 1; ; n++) {
+      const end = block.indexOf(NEWLINE, start);
+      if (!isUtf8(block.subarray(start, end === -1 ? block.length : end)) || end === -1)
+        throw new HistoryParseError(file, n, 'UTF-8 text', 'bytes that are not UTF-8');
+      start = end + 1;
+    }
   };
   const chunks: AsyncIterator<unknown> = input[Symbol.asyncIterator]();
   let finished = false;
@@ -55,38 +73,41 @@ export async function* readLines(
       } catch (error) {
         throw readError(file, line, error);
       }
-      if (next.done) {
+      const chunk = next.done ? undefined : toBuffer(next.value);
+      const last = chunk === undefined ? -1 : chunk.lastIndexOf(NEWLINE);
+      if (chunk !== undefined && last === -1) {
+        pendingBytes += chunk.length;
+        if (pendingBytes > max) tooLong();
+        // Copied: a stream may reuse its chunk buffers.
+        pending.push(Buffer.from(chunk));
+        continue;
+      }
+      if (chunk !== undefined && pendingBytes + chunk.indexOf(NEWLINE) > max) tooLong();
+      // Complete lines: what was pending and this chunk up to its last line feed (at the end of input,
+      // the last line, which has no line feed).
+      const head = chunk === undefined ? [] : [chunk.subarray(0, last)];
+      const block =
+        pending.length === 0 ? (head[0] ?? Buffer.alloc(0)) : Buffer.concat([...pending, ...head]);
+      pending = [];
+      pendingBytes = 0;
+      if (chunk !== undefined && last + 1 < chunk.length) {
+        pendingBytes = chunk.length - last - 1;
+        pending.push(Buffer.from(chunk.subarray(last + 1)));
+      }
+      if (chunk !== undefined || block.length > 0) {
+        const batch: SourceLine[] = [];
+        for (const raw of split(block)) {
+          line++;
+          let text = raw.charCodeAt(raw.length - 1) === CARRIAGE_RETURN ? raw.slice(0, -1) : raw;
+          if (line === 1 && text.charCodeAt(0) === BYTE_ORDER_MARK) text = text.slice(1);
+          batch.push({ text, line });
+        }
+        yield batch;
+      }
+      if (chunk === undefined) {
         finished = true;
         break;
       }
-      const chunk = toBuffer(next.value);
-      let start = 0;
-      for (;;) {
-        const end = chunk.indexOf(NEWLINE, start);
-        if (end === -1) break;
-        if (pendingBytes + end - start > max) tooLong();
-        let bytes = chunk.subarray(start, end);
-        if (pending.length > 0) {
-          bytes = Buffer.concat([...pending, bytes]);
-          pending = [];
-          pendingBytes = 0;
-        }
-        const text = decode(bytes);
-        start = end + 1;
-        yield { text, line };
-        if (signal?.aborted) throw new HistoryReadAbortedError(file, line, { cause: signal.reason });
-      }
-      if (start < chunk.length) {
-        pendingBytes += chunk.length - start;
-        if (pendingBytes > max) tooLong();
-        // Copied: a stream may reuse its chunk buffers.
-        pending.push(Buffer.from(chunk.subarray(start)));
-      }
-    }
-    if (pending.length > 0) {
-      const text = decode(Buffer.concat(pending));
-      pending = [];
-      yield { text, line };
     }
   } finally {
     // Stopped early (bad line, abort, or the consumer broke off): release the file or stream.

@@ -46,7 +46,9 @@ export async function readPorcupineLog(
 ): Promise<Operation[]> {
   const name = file ?? (typeof source === 'string' ? source : '<stream>');
   const log = new PorcupineLog(name);
-  for await (const { text, line } of readLines(source, name, options)) log.add(text, line);
+  for await (const batch of readLines(source, name, options)) {
+    for (const { text, line } of batch) log.add(text, line);
+  }
   return log.operations;
 }
 
