@@ -13,10 +13,11 @@ import {
 import type { IKeyValue } from 'etcd3';
 import { anySignal, untilAborted } from './abort.js';
 import { callOptions } from './connection.js';
+import { toBackendError } from './errors.js';
 import { ownershipCompare } from './guard.js';
 import { queuePrefix } from './keys.js';
 import { EtcdLease, shareHolding } from './lease.js';
-import { readHead, toBackendError } from './queue.js';
+import { readHead } from './queue.js';
 import { type Granted, MAX_LAPSED_GRANTS, type QueueContext, waitForHead } from './wait.js';
 
 /** A leader as etcd stores it: who, since which revision (the term), and what it last proclaimed. */

@@ -1,8 +1,9 @@
 import { InvalidArgumentError, StaleFenceError } from '@fencekit/core';
 import { CompareResult, CompareTarget, type ICompare, type IRequestOp } from 'etcd3';
 import { callOptions } from './connection.js';
+import { toBackendError } from './errors.js';
 import { holdingOf } from './lease.js';
-import { headOp, toBackendError } from './queue.js';
+import { headOp } from './queue.js';
 
 /**
  * The transaction guard "only if I still hold it": the create revision of my lock key equals my

@@ -8,7 +8,8 @@ import {
   NotLockHolderError,
 } from '@fencekit/core';
 import type { Etcd3 } from 'etcd3';
-import { isRefusal, leave, locate, type Ticket, toBackendError } from './queue.js';
+import { isRefusal, toBackendError } from './errors.js';
+import { leave, locate, type Ticket } from './queue.js';
 import type { Session } from './session.js';
 import type { QueueContext } from './wait.js';
 import { withdrawInBackground } from './withdrawal.js';

@@ -3,12 +3,6 @@ import {
   CompareResult,
   CompareTarget,
   type Etcd3,
-  EtcdAuthenticationFailedError,
-  EtcdInvalidAuthTokenError,
-  EtcdPermissionDeniedError,
-  EtcdUserNotFoundError,
-  GRPCInvalidArgumentError,
-  GRPCUnauthenticatedError,
   type IKeyValue,
   type IRequestOp,
   type ITxnResponse,
@@ -17,8 +11,8 @@ import {
   type Watcher,
 } from 'etcd3';
 import { callOptions } from './connection.js';
+import { isRefusal, toBackendError } from './errors.js';
 import { prefixEnd, rangeEnd } from './keys.js';
-import { messageOf } from './session.js';
 
 /**
  * The one engine behind the lock and the election (Curator's "create sequential node, watch the
@@ -112,22 +106,6 @@ export function decode(kv: IKeyValue): { key: string; revision: bigint; value: s
     revision: BigInt(kv.create_revision),
     value: kv.value.toString('utf8'),
   };
-}
-
-/** Errors etcd answers *instead of* applying a request: the request certainly took no effect. */
-export function isRefusal(error: unknown): boolean {
-  return (
-    error instanceof EtcdPermissionDeniedError ||
-    error instanceof EtcdAuthenticationFailedError ||
-    error instanceof EtcdInvalidAuthTokenError ||
-    error instanceof EtcdUserNotFoundError ||
-    error instanceof GRPCUnauthenticatedError ||
-    error instanceof GRPCInvalidArgumentError
-  );
-}
-
-export function toBackendError(action: string, error: unknown): BackendUnavailableError {
-  return new BackendUnavailableError('etcd', `${action} failed: ${messageOf(error)}`, { cause: error });
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Etcd3 } from 'etcd3';
 import { Session } from './session.js';
+import { retryInBackground } from './withdrawal.js';
 
 interface PooledSession {
   readonly ttlMs: number;
@@ -26,6 +27,8 @@ export class SessionPool {
   readonly #shared: boolean;
   readonly #entries: PooledSession[] = [];
   readonly #revoking = new Set<Promise<void>>();
+  /** Aborted by `close()`: background revoke retries stop (close revokes once more itself). */
+  readonly #closing = new AbortController();
 
   constructor(etcd: Etcd3, callTimeoutMs: number, mode: 'shared' | 'per-grant') {
     this.#etcd = etcd;
@@ -76,9 +79,22 @@ export class SessionPool {
     this.#revoke(session);
   }
 
-  /** Revokes `session` in the background (its keys go at once); `close()` awaits it. */
+  /**
+   * Revokes `session` in the background (its keys go at once); `close()` awaits it. A revoke that
+   * gets no answer (a short outage) is retried until etcd answers or must have dropped the lease on
+   * its own (`droppedBy`), so an ended grant frees its lock when etcd is back, not a TTL later.
+   */
   #revoke(session: Session): void {
-    const revoking = session.close();
+    const revoking = session.close().then(async (answered) => {
+      if (answered) return;
+      await retryInBackground(
+        async () => {
+          if (!(await session.revoke())) throw new Error('revoke unanswered');
+        },
+        [this.#closing.signal],
+        session.droppedBy,
+      );
+    });
     this.#revoking.add(revoking);
     void revoking.finally(() => this.#revoking.delete(revoking));
   }
@@ -119,6 +135,7 @@ export class SessionPool {
 
   /** Revokes every session (deleting their keys). */
   async close(): Promise<void> {
+    this.#closing.abort();
     const entries = this.#entries.splice(0);
     await Promise.all([...this.#revoking]);
     await Promise.all(

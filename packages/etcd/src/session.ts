@@ -6,7 +6,15 @@ import {
   LockLostError,
   monotonicNow,
 } from '@fencekit/core';
-import type { Etcd3, IDuplexStream, ILeaseKeepAliveRequest, ILeaseKeepAliveResponse } from 'etcd3';
+import {
+  type Etcd3,
+  EtcdLeaseInvalidError,
+  type IDuplexStream,
+  type ILeaseKeepAliveRequest,
+  type ILeaseKeepAliveResponse,
+} from 'etcd3';
+import { callOptions } from './connection.js';
+import { isRefusal, messageOf } from './errors.js';
 import { leaseIdHex } from './keys.js';
 
 export interface SessionOptions {
@@ -67,6 +75,8 @@ export class Session {
   /** Send times of keep-alives written on the current stream, answered in order. */
   #pending: number[] = [];
   #waiters: RenewalWaiter[] = [];
+  /** When the last request that renews the lease (grant or keep-alive) was sent. */
+  #lastSentAt: number;
   #closed = false;
 
   private constructor(
@@ -87,6 +97,7 @@ export class Session {
     this.#callTimeoutMs = callTimeoutMs;
     this.#keepAlive = keepAlive;
     this.#validUntil = sentAt + ttlMs;
+    this.#lastSentAt = sentAt;
     this.#armExpiry();
     if (keepAlive) {
       this.#keepAliveTimer = setInterval(() => this.#fire(), Math.max(1, Math.floor(ttlMs / 3)));
@@ -181,19 +192,37 @@ export class Session {
     this.#keepAliveTimer = undefined;
   }
 
-  /** Stops keeping the lease alive and revokes it, which deletes every key attached to it. Idempotent. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  /**
+   * Stops keeping the lease alive and revokes it, which deletes every key attached to it. Idempotent.
+   * Resolves true once etcd answered (revoked, or the lease was gone already); false when the revoke
+   * got no answer (then see `revoke` and `droppedBy`). Only the first call revokes.
+   */
+  async close(): Promise<boolean> {
+    if (this.#closed) return true;
     this.#closed = true;
     this.#end(new LockLostError('session', 'session closed'));
+    return await this.revoke();
+  }
+
+  /** One revoke request (bounded by `callTimeoutMs`): true once etcd answered, false without an answer. */
+  async revoke(): Promise<boolean> {
     try {
-      await this.#etcd.leaseClient.leaseRevoke(
-        { ID: this.id },
-        { deadline: Date.now() + this.#callTimeoutMs },
-      );
-    } catch {
-      // Unreachable or already expired: the server drops the lease at its TTL either way.
+      await this.#etcd.leaseClient.leaseRevoke({ ID: this.id }, callOptions(this.#callTimeoutMs));
+      return true;
+    } catch (error) {
+      // "lease not found": already expired or revoked, which is what was asked.
+      return error instanceof EtcdLeaseInvalidError || isRefusal(error);
     }
+  }
+
+  /**
+   * By when (on `monotonicNow()`) etcd has dropped this lease on its own at the latest, whatever
+   * happens to a revoke: its granted TTL after the last keep-alive sent, plus one request deadline
+   * for a keep-alive still in flight then. (An etcd leader change refreshes leases, which can only
+   * make a revoke more useful, not this bound safer to rely on: it is for giving up retries.)
+   */
+  get droppedBy(): number {
+    return this.#lastSentAt + this.grantedTtlMs + this.#callTimeoutMs;
   }
 
   #throwIfEnded(): void {
@@ -236,7 +265,8 @@ export class Session {
       this.#dropStream(stream, new Error(`${MAX_UNANSWERED} keep-alives unanswered`));
       return;
     }
-    this.#pending.push(monotonicNow());
+    this.#lastSentAt = monotonicNow();
+    this.#pending.push(this.#lastSentAt);
     stream.write({ ID: this.id });
   }
 
@@ -314,8 +344,4 @@ function silence(stream: IDuplexStream<ILeaseKeepAliveRequest, ILeaseKeepAliveRe
   emitter.removeAllListeners('end');
   emitter.on('error', () => {});
   stream.cancel();
-}
-
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

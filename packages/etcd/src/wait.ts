@@ -1,6 +1,7 @@
 import { isFencekitError, LockAbortedError, LockTimeoutError, monotonicNow } from '@fencekit/core';
 import type { Etcd3 } from 'etcd3';
 import { anySignal, deadlineSignal, untilAborted } from './abort.js';
+import { toBackendError } from './errors.js';
 import { waiterKey } from './keys.js';
 import {
   awaitDeletion,
@@ -11,7 +12,6 @@ import {
   type Position,
   SessionGoneError,
   type Ticket,
-  toBackendError,
   UnansweredJoin,
   withdraw,
 } from './queue.js';

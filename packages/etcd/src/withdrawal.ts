@@ -1,6 +1,6 @@
 import { Backoff } from '@fencekit/core';
 import { anySignal } from './abort.js';
-import { isRefusal } from './queue.js';
+import { isRefusal } from './errors.js';
 import type { Session } from './session.js';
 
 /**
@@ -20,12 +20,25 @@ const MAX_TRIES = 120;
  *
  * @param tryOnce one delete request (bounded by `callTimeoutMs`); resolves once the key is gone.
  */
-export async function withdrawInBackground(
+export function withdrawInBackground(
   tryOnce: () => Promise<void>,
   session: Session,
   stop: AbortSignal,
 ): Promise<void> {
-  const ended = anySignal([session.signal, stop]);
+  return retryInBackground(tryOnce, [session.signal, stop]);
+}
+
+/**
+ * Calls `tryOnce` until it resolves, with core's backoff (50 ms doubling to 1 s) between tries, as
+ * long as none of `stops` has aborted, `deadline` (a `monotonicNow()` instant) has not passed, and
+ * etcd did not refuse the request. Never rejects.
+ */
+export async function retryInBackground(
+  tryOnce: () => Promise<void>,
+  stops: readonly AbortSignal[],
+  deadline = Number.POSITIVE_INFINITY,
+): Promise<void> {
+  const ended = anySignal(stops);
   const backoff = new Backoff({ baseMs: 50, capMs: 1_000 });
   try {
     for (let tries = 0; tries < MAX_TRIES && !ended.signal.aborted; tries++) {
@@ -35,7 +48,7 @@ export async function withdrawInBackground(
       } catch (error) {
         if (isRefusal((error as { cause?: unknown }).cause ?? error)) return;
       }
-      await backoff.wait(ended.signal).catch(() => {});
+      if (!(await backoff.wait(ended.signal, deadline).catch(() => false))) return;
     }
   } finally {
     ended.dispose();

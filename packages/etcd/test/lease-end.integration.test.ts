@@ -12,7 +12,10 @@ const prefix = `fk-lease-end-${process.pid}`;
 let cluster: Cluster;
 const clients: EtcdClient[] = [];
 
-function client(hosts: readonly string[], options: { callTimeoutMs?: number } = {}): EtcdClient {
+function client(
+  hosts: readonly string[],
+  options: { callTimeoutMs?: number; keepAlive?: boolean } = {},
+): EtcdClient {
   const c = new EtcdClient({ hosts: [...hosts], prefix, ...options });
   clients.push(c);
   return c;
@@ -184,6 +187,32 @@ describe('etcd: an ended lease never keeps its key (keepAlive: true)', () => {
     expect(at - restartedAt).toBeLessThan(4_000);
     expect((await second.leader())?.candidate).toBe('second');
     await won.resign();
+  });
+});
+
+describe('etcd: an ended lease never keeps its key (keepAlive: false)', () => {
+  it("a release lost in a short outage: the grant's own etcd lease is revoked once the member is back, not a TTL later", async () => {
+    const { follower, others } = await pickFollower();
+    const holder = client([endpointOf(follower)], { callTimeoutMs: 1_000, keepAlive: false });
+    const other = client(others.map(endpointOf));
+    // A 12 s lease and an outage longer than the revoke's own tries (4 × callTimeoutMs): without a
+    // retried revoke the key would stay ~6 s past the member's return.
+    const lease = await holder.acquire('per-grant-outage', { ttlMs: 12_000 });
+    const waiting = other.acquire('per-grant-outage', { ttlMs: 12_000, waitMs: 20_000 });
+    const granted = waiting.then((next) => ({ next, at: monotonicNow() }));
+    await delay(200);
+
+    await cluster.faults.kill(follower);
+    await failure(() => lease.release());
+    await delay(5_000);
+    await cluster.faults.restart(follower);
+    const restartedAt = monotonicNow();
+    const { next, at } = await granted;
+    console.info(
+      `[etcd lease-end] keepAlive: false, release lost in an outage: next waiter granted ${(at - restartedAt).toFixed(0)} ms after the member was back`,
+    );
+    expect(at - restartedAt).toBeLessThan(3_000);
+    await next.release();
   });
 });
 
