@@ -21,10 +21,15 @@ export const RELEASE_STRAGGLERS_MS = 2_000;
 export const WAIT_OVERRUN_MS = STOP_GRACE_MS;
 
 /**
- * The longest `close()` can take with per-node timeout `nodeTimeoutMs`, whatever the nodes do: the
- * work in flight stops (an acquire's rounds before it parks, at most 7 per-node timeouts, then its
- * give-back), the held leases are released, and the connections are QUIT or destroyed.
+ * The longest `close()` can take with per-node timeout `nodeTimeoutMs`, whatever the nodes do. First
+ * the work in flight ends: an acquire's rounds before it parks (at most 7 per-node timeouts) and its
+ * give-back, or a release the caller started (its own bound, then its slowest nodes'); then the held
+ * leases are released; then the connections are QUIT, or destroyed when a node does not answer.
  */
 export function closeBoundMs(nodeTimeoutMs: number): number {
-  return 7 * nodeTimeoutMs + CANCEL_TIMEOUT_MS + RELEASE_TIMEOUT_MS + QUIT_TIMEOUT_MS;
+  const inFlight = Math.max(
+    7 * nodeTimeoutMs + CANCEL_TIMEOUT_MS,
+    RELEASE_TIMEOUT_MS + RELEASE_STRAGGLERS_MS,
+  );
+  return inFlight + RELEASE_TIMEOUT_MS + QUIT_TIMEOUT_MS;
 }

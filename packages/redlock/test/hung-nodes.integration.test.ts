@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { type Cluster, type ClusterNode, startCluster } from '@fencekit/cluster';
 import { ClientClosedError, type ManagedLease, monotonicNow } from '@fencekit/core';
+import { QUIT_TIMEOUT_MS } from '@fencekit/redis';
 import { RedlockClient } from '@fencekit/redlock';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { handlesGrownSince, handlesNow } from '../../redis/test/support/handles.js';
 import { untilQueued } from '../../redis/test/support/queue.js';
-import { closeBoundMs, WAIT_OVERRUN_MS } from '../src/bounds.js';
+import { closeBoundMs, RELEASE_TIMEOUT_MS, WAIT_OVERRUN_MS } from '../src/bounds.js';
 
 // Its own three nodes: this file stops (SIGSTOP) some of them. A stopped redis-server keeps its
 // sockets open and answers nothing: every request to it hangs until a client-side bound ends it.
@@ -103,5 +104,33 @@ describe('RedlockClient with hung nodes (SIGSTOP, sockets open)', () => {
       await cluster.faults.heal();
       await c.close();
     }
+  });
+
+  it('close() stays within its bound while a release of the caller is stuck and another lease is held', async () => {
+    const [, n2, n3] = cluster.nodes as ClusterNode[];
+    if (!n2 || !n3) throw new Error('expected 3 nodes');
+    const before = handlesNow();
+    const c = client();
+    try {
+      await warm(c);
+      const first = await c.acquire(`hung-release-${randomUUID()}`, { ttlMs: 30_000 });
+      await c.acquire(`hung-held-${randomUUID()}`, { ttlMs: 30_000 });
+      await cluster.faults.pause(n2.id);
+      await cluster.faults.pause(n3.id);
+      // No quorum can answer: this release waits its own bound, then its slowest nodes'.
+      const releasing = first.release().catch((error: unknown) => error);
+      const startedAt = monotonicNow();
+      await c.close();
+      const took = monotonicNow() - startedAt;
+      expect(took).toBeLessThan(CLOSE_BOUND_MS + SLACK_MS);
+      // Here: both leases released side by side (2 s without a quorum), then QUIT (1 s). Before
+      // the fix 7 s: each command connection's QUIT waited 5 s for its stopped node.
+      expect(took).toBeLessThan(RELEASE_TIMEOUT_MS + QUIT_TIMEOUT_MS + SLACK_MS);
+      expect(await releasing).toBeInstanceOf(Error);
+    } finally {
+      await cluster.faults.heal();
+      await c.close();
+    }
+    expect(await handlesGrownSince(before, 3_000)).toEqual([]);
   });
 });
