@@ -1,5 +1,5 @@
 import type { Cluster } from '@fencekit/cluster';
-import { isFencekitError, type LockLostError, NotLockHolderError } from '@fencekit/core';
+import { isFencekitError, LockLostError, NotLockHolderError } from '@fencekit/core';
 import { UNSURE, type ZkLease, ZkLockClient } from '@fencekit/zk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEnsemble } from './support/ensemble.js';
@@ -102,6 +102,36 @@ describe('reclaim after a suspension', () => {
     await newReleased.release();
     await newDisposed.release();
     for (const w of waiting) await (await w).release();
+  }, 120_000);
+
+  it('a reclaim racing the expiry of its session fails with LockLostError and hands nothing out', async () => {
+    const [first, ...rest] = cluster.nodes;
+    const a = track(new ZkLockClient({ servers: first!.endpoint, sessionTimeoutMs }));
+    const b = track(new ZkLockClient({ servers: rest.map((n) => n.endpoint).join(','), sessionTimeoutMs }));
+    const resource = unique('expiry');
+    const lease = await a.acquire(resource, { ttlMs: 60_000 });
+    const waiting = b.acquire(resource, { ttlMs: 60_000, waitMs: 60_000 });
+    waiting.catch(() => {});
+    await new Promise((r) => setTimeout(r, 300));
+    await cluster.faults.cutClients(first!.id);
+    let next: ZkLease;
+    let reclaiming: Promise<unknown>;
+    try {
+      await aborted(lease.signal, sessionTimeoutMs);
+      // Started while the holder is cut off: it waits for the session, which expires meanwhile.
+      reclaiming = a.reclaim(lease, { ttlMs: 60_000, waitMs: 30_000 }).catch((e: unknown) => e);
+      next = await waiting;
+    } finally {
+      await cluster.faults.heal();
+    }
+    const outcome = await reclaiming;
+    expect(outcome).toBeInstanceOf(LockLostError);
+    expect(next.held).toBe(true);
+    expect(await b.session.exists(next.node)).not.toBeNull();
+    // The old lease went to reclaim: it cannot touch anything, and someone else holds the lock anyway.
+    await expect(lease.release()).rejects.toBeInstanceOf(NotLockHolderError);
+    expect(next.held).toBe(true);
+    await next.release();
   }, 120_000);
 
   afterAll(async () => {
