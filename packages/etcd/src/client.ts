@@ -199,12 +199,16 @@ export class EtcdClient implements LockClient<bigint>, ElectionClient {
   }
 
   async #close(): Promise<void> {
+    // Each phase waits at most one request deadline, so close() takes at most 4 × callTimeoutMs
+    // against an etcd that does not answer: work in flight (a join, then its waiter's withdrawal;
+    // background retries stop at once), resignations and releases together, then the revokes.
     this.#closing.abort(new ClientClosedError('etcd client'));
     await Promise.allSettled([...this.#inflight]);
-    await Promise.allSettled([...this.#elections].map((e) => e.close()));
-    await Promise.allSettled([...this.#leases].map((l) => l.release()));
-    await this.#context.sessions.close();
-    await this.#context.campaignSessions.close();
+    await Promise.allSettled([
+      ...[...this.#elections].map((e) => e.close()),
+      ...[...this.#leases].map((l) => l.release()),
+    ]);
+    await Promise.allSettled([this.#context.sessions.close(), this.#context.campaignSessions.close()]);
     if (this.#connection.owned) this.#connection.etcd.close();
   }
 }
