@@ -205,9 +205,10 @@ export class EtcdLease extends ManagedLease<bigint> {
   /**
    * A holder may extend for less than the session TTL (`extend` refuses only more). The lease then
    * expires before its session, and waiting for the session's timer would end it late: `onEnd` runs
-   * then, and with `keepAlive: false` that revokes the grant's own etcd lease, which is what frees the
-   * lock for the next waiter. So while the two differ the lease keeps a timer of its own; a session
-   * renewal lines them up again (it extends the lease to the session's validity) and drops it.
+   * then, and that revokes the grant's own etcd lease (`keepAlive: false`) or withdraws its key from
+   * the shared session, which is what frees the lock for the next waiter. So while the two differ the
+   * lease keeps a timer of its own; an extend for the full session TTL lines them up again (renewals
+   * then carry the lease with its session) and drops it.
    */
   #watchOwnExpiry(): void {
     clearTimeout(this.#ownExpiry);
