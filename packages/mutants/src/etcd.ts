@@ -1,5 +1,5 @@
 import { ManagedLease, monotonicNow } from '@fencekit/core';
-import { type EtcdClient, EtcdLease, Session } from '@fencekit/etcd';
+import { EtcdClient, EtcdLease, Session } from '@fencekit/etcd';
 import { patchMethod } from './internals.js';
 import { type Mutant, MutantTargetError } from './mutant.js';
 
@@ -119,6 +119,69 @@ export const etcdNoRecheckAfterGrant: Mutant = {
             range.kvs.push({ key: read.key, create_revision: read.revision });
           }
           return response;
+        };
+        return locks;
+      },
+    };
+  },
+};
+
+/** A lock key's delete as the adapter sends it: compare the key's create revision, then delete it. */
+function deletedKey(request: TxnRequest & { success?: { request_delete_range?: { key?: Buffer } }[] }) {
+  const key = request.success?.[0]?.request_delete_range?.key;
+  return request.compare?.length === 1 && request.success?.length === 1 ? key?.toString('utf8') : undefined;
+}
+
+export const etcdEndedLeaseKeepsKey: Mutant = {
+  name: 'etcd-ended-lease-keeps-key',
+  backend: 'etcd',
+  bug: '#13 bug 1: an ended lease can leave its key alive, so waiters starve',
+  breaks:
+    'whenever a lease ends without a confirmed delete its key is withdrawn: here only the holder’s first release try deletes it, so a release lost in an outage (or a lapsed lease) leaves the key on the live session',
+  exposure: { workload: 'inventory', faults: ['flicker'], fencing: true },
+  checkers: ['liveness'],
+  async install() {
+    /** Keys of leases handed out; the holder's first release try is the only delete they get. */
+    const granted = new Set<string>();
+    const firstTry = new Set<string>();
+    for (const method of ['acquire', 'tryAcquire'] as const) {
+      patchMethod(
+        EtcdClient.prototype,
+        method,
+        (original) =>
+          async function (this: EtcdClient, ...args: [string, never]) {
+            const lease = await (original as (...a: typeof args) => Promise<EtcdLease | null>).apply(
+              this,
+              args,
+            );
+            if (lease) granted.add(lease.key);
+            return lease;
+          },
+        this.name,
+      );
+    }
+    const release = ManagedLease.prototype.release;
+    Object.defineProperty(EtcdLease.prototype, 'release', {
+      configurable: true,
+      writable: true,
+      value(this: EtcdLease) {
+        if (granted.has(this.key)) firstTry.add(this.key);
+        return release.call(this);
+      },
+    });
+    return {
+      wrapLocks(locks) {
+        const kv = (locks as unknown as Partial<EtcdClient>).etcd?.kv as
+          | { txn(request: TxnRequest, ...rest: unknown[]): Promise<unknown> }
+          | undefined;
+        if (kv === undefined) throw new MutantTargetError('etcd-ended-lease-keeps-key', 'EtcdClient.etcd.kv');
+        const txn = kv.txn.bind(kv);
+        kv.txn = async (request, ...rest) => {
+          const key = deletedKey(request);
+          if (key === undefined || !granted.has(key)) return txn(request, ...rest);
+          if (firstTry.delete(key)) return txn(request, ...rest);
+          // A retry, or a withdrawal of a lease its holder never released: answered as done, never sent.
+          return { succeeded: true, responses: [], header: {} };
         };
         return locks;
       },

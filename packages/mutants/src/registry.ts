@@ -1,4 +1,9 @@
-import { etcdExpiredGrantHandedOut, etcdKeepAliveNeverFails, etcdNoRecheckAfterGrant } from './etcd.js';
+import {
+  etcdEndedLeaseKeepsKey,
+  etcdExpiredGrantHandedOut,
+  etcdKeepAliveNeverFails,
+  etcdNoRecheckAfterGrant,
+} from './etcd.js';
 import { type Mutant, UnknownMutantError } from './mutant.js';
 import { redisFenceAfterGrant, redisReleaseAnyHolder, redisValidityFromAnswer } from './redis.js';
 import { redlockCloseUnbounded, redlockHalfQuorum, redlockNoDrift } from './redlock.js';
@@ -18,6 +23,7 @@ export const MUTANTS: readonly Mutant[] = [
   etcdKeepAliveNeverFails,
   etcdExpiredGrantHandedOut,
   etcdNoRecheckAfterGrant,
+  etcdEndedLeaseKeepsKey,
 ];
 
 /** The mutant named `name`; `UnknownMutantError` (listing the known names) otherwise. */
