@@ -6,6 +6,8 @@ export interface ViolationMark {
   time: number;
   end?: number;
   lane?: number;
+  /** For a band: the lanes it blames (two holders believing at once), drawn in red on their hold rows. */
+  lanes?: number[];
   label: string;
 }
 
@@ -94,6 +96,12 @@ export function timelineSvg(t: Timeline, violations: readonly ViolationMark[]): 
   for (const v of violations) {
     const x1 = x(v.time);
     if (v.end !== undefined && v.end > v.time) {
+      const w = Math.max(2, x(Math.min(v.end, t.t1)) - x1).toFixed(1);
+      for (const lane of v.lanes ?? []) {
+        out.push(
+          `<rect class="violation-lane" data-lane="${lane}" x="${x1.toFixed(1)}" y="${top + lane * LANE + 1}" width="${w}" height="8" fill="#cf222e"><title>${esc(v.label)}</title></rect>`,
+        );
+      }
       out.push(
         `<rect class="violation" x="${x1.toFixed(1)}" y="${top - 8}" width="${Math.max(2, x(v.end) - x1).toFixed(1)}" height="${t.lanes * LANE + 12}" fill="none" stroke="#cf222e" stroke-width="2"><title>${esc(v.label)}</title></rect>`,
       );

@@ -1,4 +1,4 @@
-import type { HistoryEvent } from '@fencekit/checker';
+import { type HistoryEvent, leaseWindows } from '@fencekit/checker';
 
 /** A client operation, invoke to completion (`end` undefined = still open at the end: outcome unknown). */
 export interface OpSpan {
@@ -140,9 +140,37 @@ export function buildTimeline(history: readonly HistoryEvent[], clients: number,
   }
   for (const [process, h] of holding)
     holds.push({ lane: laneOf(process), start: h.start, end: t1, label: `${h.label} (never released)` });
+  const believed = believedHolds(history, t1, laneOf);
   for (const o of openFaults)
     faults.push({ fault: o.fault, start: o.start, end: t1, applied: true, label: o.label });
-  return { t0, t1, lanes: clients, ops, holds, faults, resource };
+  return { t0, t1, lanes: clients, ops, holds: believed ?? holds, faults, resource };
+}
+
+/**
+ * The holds as the lease check sees them, where the clients recorded lease facts: each grant's
+ * believed-valid window (to its release, `held` seen false, or its latest `validUntil`). Undefined for
+ * histories without them (older runs, elections on native recipes): the grant-to-release spans stand.
+ */
+function believedHolds(
+  history: readonly HistoryEvent[],
+  t1: number,
+  laneOf: (p: number) => number,
+): HoldSpan[] | undefined {
+  let windows: ReturnType<typeof leaseWindows>['windows'];
+  try {
+    windows = leaseWindows(history).windows;
+  } catch {
+    return undefined; // a malformed fact: the lease checker reports it; the picture falls back
+  }
+  if (windows.length === 0) return undefined;
+  return windows
+    .filter((w) => typeof w.process === 'number' && w.end > w.start)
+    .map((w) => ({
+      lane: laneOf(w.process as number),
+      start: w.start,
+      end: Math.min(w.end, t1),
+      label: `${w.fence === undefined ? 'held' : `fence ${w.fence}`} (${w.grant}, ${w.endedBy === 'open' ? 'never ended' : `ended: ${w.endedBy}`})`,
+    }));
 }
 
 function closeHold(

@@ -23,8 +23,14 @@ export function violationMarks(
       const v = raw as Record<string, unknown>;
       const label =
         `${name}: ${String(v.kind ?? 'violation')} ${typeof v.message === 'string' ? v.message : ''}`.trim();
-      if (typeof v.from === 'number' && typeof v.to === 'number') {
-        marks.push({ time: v.from, end: v.to, label });
+      // An overlap to the end of the history has to = Infinity, which JSON stores as null.
+      if (typeof v.from === 'number' && (typeof v.to === 'number' || v.to === null)) {
+        const end = typeof v.to === 'number' ? v.to : (history.at(-1)?.time ?? v.from);
+        // Lease overlaps name both holders' processes: their lanes get the overlap in red.
+        const lanes = Array.isArray(v.processes)
+          ? v.processes.filter((p): p is number => typeof p === 'number').map((p) => p % clients)
+          : [];
+        marks.push({ time: v.from, end, label, ...(lanes.length > 0 ? { lanes } : {}) });
         continue;
       }
       const indices = Array.isArray(v.indices) ? v.indices : typeof v.index === 'number' ? [v.index] : [];
