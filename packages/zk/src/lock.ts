@@ -31,7 +31,7 @@ import { queueOrder, segmentFor } from './paths.js';
 import { EntryGoneError, type QueueEntry, SequentialQueue } from './queue.js';
 import type { ZkSession } from './session.js';
 import { UnsureNodes } from './unsure.js';
-import { RETRY_PAUSE_MS, WaitScopes, waitScope } from './wait-scope.js';
+import { RETRY_PAUSE_MS, WaitScopes } from './wait-scope.js';
 import { isUncertain, ZkCallError, ZkCode, zkCode } from './zk-errors.js';
 
 /** `LockLostError.reason` when the connection is suspended: the lock may still be ours, or not. */
@@ -151,11 +151,14 @@ export class ZkLockClient implements LockClient<bigint> {
     // The node passes to the new lease now, before any await: a release of the old one racing this
     // reclaim must not delete it under the new lease.
     state.superseded = true;
-    // A ZooKeeper leader election can take several seconds: wait for the same session up to waitMs.
-    const scope = waitScope(waitMs, options.signal);
+    // A ZooKeeper leader election can take several seconds: wait for the same session up to waitMs
+    // (or until close(), which ends every open wait of this client).
+    const scope = this.#scopes.open(waitMs, options.signal);
     try {
       for (;;) {
         while (!this.session.connected && this.session.generation === entry.generation) {
+          // A closed session never connects again: waiting on it would spin (ready() refuses at once).
+          if (this.session.closed) throw new ClientClosedError('ZkLockClient');
           await this.session.ready({ signal: scope.signal }).catch((error: unknown) => {
             if (scope.signal.aborted) throw error;
           });

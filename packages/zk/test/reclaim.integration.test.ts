@@ -1,5 +1,5 @@
 import type { Cluster } from '@fencekit/cluster';
-import { isFencekitError, LockLostError, NotLockHolderError } from '@fencekit/core';
+import { ClientClosedError, isFencekitError, LockLostError, NotLockHolderError } from '@fencekit/core';
 import { UNSURE, type ZkLease, ZkLockClient } from '@fencekit/zk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEnsemble } from './support/ensemble.js';
@@ -132,6 +132,28 @@ describe('reclaim after a suspension', () => {
     await expect(lease.release()).rejects.toBeInstanceOf(NotLockHolderError);
     expect(next.held).toBe(true);
     await next.release();
+  }, 120_000);
+
+  it('close() during a reclaim ends it at once with ClientClosedError', async () => {
+    const [first] = cluster.nodes;
+    const a = track(new ZkLockClient({ servers: first!.endpoint, sessionTimeoutMs }));
+    const lease = await a.acquire(unique('close'), { ttlMs: 60_000 });
+    await cluster.faults.cutClients(first!.id);
+    try {
+      await aborted(lease.signal, sessionTimeoutMs);
+      // Waits for the session, which cannot answer while cut off.
+      const reclaiming = a.reclaim(lease, { ttlMs: 60_000, waitMs: 30_000 }).catch((e: unknown) => e);
+      await new Promise((r) => setTimeout(r, 200));
+      const closing = a.close();
+      const outcome = await Promise.race([
+        reclaiming,
+        new Promise((r) => setTimeout(() => r('still pending 2 s after close()'), 2_000)),
+      ]);
+      expect(outcome).toBeInstanceOf(ClientClosedError);
+      await closing;
+    } finally {
+      await cluster.faults.heal();
+    }
   }, 120_000);
 
   afterAll(async () => {
