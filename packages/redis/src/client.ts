@@ -216,7 +216,10 @@ export class RedisLockClient implements LockClient<bigint> {
         });
       }
     } catch (error) {
-      await this.#cancel(keys, owner);
+      // Sent after the failed request on the same connection, so applied after it whatever it did;
+      // not waited for: a server that stopped answering would add the cancel's 2 s to the failure.
+      // Tracked, so close() still waits for it.
+      this.#lifecycle.track(this.#cancel(keys, owner));
       throw this.#acquireFailure(resource, error);
     }
     // The common case, with no reply object, fence string or other promise: granted with a fence

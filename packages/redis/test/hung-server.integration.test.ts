@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Cluster, type ClusterNode, startCluster } from '@fencekit/cluster';
 import { ClientClosedError, type ManagedLease, monotonicNow } from '@fencekit/core';
-import { QUIT_TIMEOUT_MS, RedisLockClient, STOP_GRACE_MS } from '@fencekit/redis';
+import { DEFAULT_COMMAND_TIMEOUT_MS, QUIT_TIMEOUT_MS, RedisLockClient, STOP_GRACE_MS } from '@fencekit/redis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { handlesGrownSince, handlesNow } from './support/handles.js';
 import { untilQueued } from './support/queue.js';
@@ -76,5 +76,23 @@ describe('RedisLockClient with a hung server (SIGSTOP, socket open)', () => {
       await Promise.all([holder.close(), waiter.close()]);
     }
     expect(await handlesGrownSince(before, 3_000)).toEqual([]);
+  });
+
+  it("an acquire whose first request hangs fails after that request's 5 s bound, not later", async () => {
+    const c = client();
+    try {
+      // Connected first, so the stop below hangs an open socket.
+      await (await c.acquire(`warm-${randomUUID()}`, { ttlMs: 1_000 })).release();
+      await cluster.faults.pause(server.id);
+      const startedAt = monotonicNow();
+      const failure = await c
+        .acquire(`hung-first-${randomUUID()}`, { ttlMs: 5_000, waitMs: 60_000 })
+        .catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(Error);
+      expect(monotonicNow() - startedAt).toBeLessThan(DEFAULT_COMMAND_TIMEOUT_MS + STOP_GRACE_MS + SLACK_MS);
+    } finally {
+      await cluster.faults.heal();
+      await c.close();
+    }
   });
 });
