@@ -1,4 +1,4 @@
-import type { Topology } from '@fencekit/cluster';
+import type { EffectQuery, Observation, Topology } from '@fencekit/cluster';
 import type { ElectionClient, Fence, Lease, LockClient } from '@fencekit/core';
 
 export const BACKENDS = ['memory', 'redis', 'redlock', 'zk', 'etcd'] as const;
@@ -25,6 +25,8 @@ export interface FaultDriver {
   latency(node: string, spec: { ms: number; jitterMs: number }): Promise<void>;
   clock(node: string, spec: { offsetMs: number; rate?: number }): Promise<void>;
   heal(): Promise<void>;
+  /** An independent probe of a fault's effect (@fencekit/cluster's); absent where there is none (memory). */
+  observe?(query: EffectQuery): Promise<Observation>;
 }
 
 export class UnsupportedFaultError extends Error {

@@ -4,6 +4,7 @@ import { NEMESIS, type UnindexedEvent } from '../history/event.js';
 import type { GrantSeen } from '../run/grants.js';
 import { sleep } from '../workloads/util.js';
 import type { FaultName, FaultTarget } from './faults.js';
+import type { FaultObservation } from './observation.js';
 
 /*
  * What a fault sees of the run (the context) and how it records itself (nemesisOp): shared by the
@@ -69,6 +70,8 @@ export interface FaultWindowSummary {
   error?: string;
   /** What a scripted scenario observed (who was granted when), for the report. */
   evidence?: Record<string, unknown>;
+  /** What the independent probes saw of the fault's effect, and when (scheduled server faults). */
+  observed?: FaultObservation;
 }
 
 /** Records one nemesis op: invoke, then ok (or fail/info with the error), as Jepsen's nemesis does. */
@@ -87,7 +90,9 @@ export async function nemesisOp<T>(
     return { ok: true, result };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    const unsupported = (error as { code?: unknown }).code === 'unsupported-fault';
+    // Refused with nothing done (a fault the servers cannot take, a server not running): a fail, not an unknown.
+    const code = (error as { code?: unknown }).code;
+    const unsupported = code === 'unsupported-fault' || code === 'not-running';
     const type = unsupported ? 'fail' : 'info';
     context.record({ time: nowNs(), process: NEMESIS, type, f, value, error: message });
     return { ok: false, error: message };

@@ -8,6 +8,7 @@ import {
   until,
 } from './context.js';
 import { CLOSING_FAULT, isAimedFault, startServerFault } from './faults.js';
+import { observePhase } from './observation.js';
 import { seededRandom } from './random.js';
 import type { ScheduledFault } from './schedule.js';
 
@@ -51,7 +52,7 @@ export async function runSchedule(
 ): Promise<FaultWindowSummary[]> {
   const random = seededRandom(context.seed ^ 0x5eed);
   const applied: FaultWindowSummary[] = [];
-  for (const item of schedule) {
+  for (const [index, item] of schedule.entries()) {
     if (!(await until(context, item.atMs))) break;
     if (item.fault === 'pause-client') {
       applied.push(await pauseClient(context, item.durationMs, item.durationMs));
@@ -76,9 +77,21 @@ export async function runSchedule(
       continue;
     }
     context.progress(`nemesis: ${fault} on ${JSON.stringify(started.result)}`);
-    applied.push({ fault, target: started.result, applied: true });
+    const summary: FaultWindowSummary = { fault, target: started.result, applied: true };
+    applied.push(summary);
+    // Independent probes of the effect (#20): beside the window, bounded by it, so it keeps its length.
+    const { deployment, startedAt } = context;
+    const effect = observePhase(deployment, fault, started.result, 'started', item.durationMs, startedAt);
     await sleep(item.durationMs, context.signal);
-    await nemesisOp(context, 'stop', { fault, ...started.result }, async () => heal?.());
+    const stopped = await nemesisOp(context, 'stop', { fault, ...started.result }, async () => heal?.());
+    const shown = await effect;
+    // Up to the next fault (at least 5 s: an old leader takes seconds to rejoin), at most 10 s.
+    const gapMs = startedAt + (schedule[index + 1]?.atMs ?? 0) - performance.now();
+    const healMs = Math.min(10_000, Math.max(5_000, gapMs));
+    const gone = stopped.ok
+      ? await observePhase(deployment, fault, started.result, 'healed', healMs, startedAt)
+      : undefined;
+    if (shown) summary.observed = { started: shown, ...(gone ? { healed: gone } : {}) };
   }
   return applied;
 }

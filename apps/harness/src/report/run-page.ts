@@ -78,11 +78,29 @@ function checkerTable(results: RunResults): string {
 
 function faultTable(meta: RunMeta): string {
   if (meta.faultsApplied.length === 0) return '<p class="muted">No faults.</p>';
-  const rows = meta.faultsApplied.map(
-    (f) =>
-      `<tr><td>${esc(f.fault)}</td><td class="figures-cell">${figuresHtml(f.target)}</td><td>${f.applied ? 'yes' : 'no'}</td><td class="figures-cell">${f.evidence ? figuresHtml(f.evidence) : ''}</td><td>${esc(f.error ?? '')}</td></tr>`,
-  );
-  return `<table><tr><th>fault</th><th>target</th><th>applied</th><th>observed</th><th>why not</th></tr>${rows.join('')}</table>`;
+  const rows = meta.faultsApplied.map((f) => {
+    const { observed, window } = observedCells(f);
+    const saw = [f.observed?.started?.detail, f.observed?.healed && `after heal: ${f.observed.healed.detail}`]
+      .filter(Boolean)
+      .join('; ');
+    return `<tr data-fault="${esc(f.fault)}" data-observed="${esc(observed)}"><td>${esc(f.fault)}</td><td class="figures-cell">${figuresHtml(f.target)}</td><td>${f.applied ? 'yes' : 'no'}</td><td>${esc(observed)}</td><td>${esc(window)}</td><td class="figures-cell">${esc(saw)}${f.evidence ? figuresHtml(f.evidence) : ''}</td><td>${esc(f.error ?? '')}</td></tr>`;
+  });
+  return `<table id="faults"><tr><th>fault</th><th>target</th><th>applied</th><th>effect observed</th><th>observed window</th><th>what the probes saw</th><th>why not</th></tr>${rows.join('')}</table>`;
+}
+
+/** "yes"/"no" from the independent probes (#20), and the span from the effect first seen to seen gone. */
+function observedCells(f: RunMeta['faultsApplied'][number]): { observed: string; window: string } {
+  const started = f.observed?.started;
+  if (!f.applied) return { observed: '—', window: '' };
+  if (!started) return { observed: 'not probed', window: '' };
+  if (!started.seen) return { observed: 'no', window: '' };
+  const healed = f.observed?.healed;
+  const end = healed?.seen ? seconds(healed.atMs) : healed ? 'not seen to end' : 'heal not probed';
+  return { observed: 'yes', window: `${seconds(started.atMs)} – ${end}` };
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
 }
 
 function runTable(meta: RunMeta, results: RunResults): string {

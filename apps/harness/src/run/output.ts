@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { formatHistoryEvent, type HistoryEvent, type Verdict } from '@fencekit/checker';
 import { type CheckOutcome, checkHistory } from '../check/check.js';
 import type { FaultWindowSummary } from '../nemesis/nemesis.js';
+import { withFaultEffects } from '../nemesis/observation.js';
 import { writeRunPage } from '../report/run-page.js';
 import { writeSiteIndex } from '../report/site.js';
 import { violationMarks } from '../report/violations.js';
@@ -77,7 +78,7 @@ export async function judgeRun(
   meta: RunMeta,
   history: readonly HistoryEvent[],
 ): Promise<Verdict> {
-  const outcome = await checkHistory(
+  const checked = await checkHistory(
     {
       workload: meta.workload,
       fenced: meta.safeFences,
@@ -88,6 +89,8 @@ export async function judgeRun(
     history,
     meta.problems,
   );
+  // Faults applied but not seen to take effect (or to end) keep the run from being cleared (#20).
+  const outcome = withFaultEffects(checked, meta.faultsApplied);
   const results: RunResults = {
     id: meta.id,
     checkedAt: new Date().toISOString(),

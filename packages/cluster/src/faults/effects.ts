@@ -54,7 +54,8 @@ export interface EffectSources<N extends ClusterNode> {
   processState(node: N): Promise<string | undefined>;
 }
 
-const CLIENT_TIMEOUT_MS = 1000;
+/** How long a request on the clients' path may take before it counts as unanswered: a third of the probe's bound. */
+const answerBoundMs = (timeoutMs: number) => Math.min(1000, Math.max(200, Math.round(timeoutMs / 3)));
 const CLOCK_WINDOW_MS = 400;
 
 /**
@@ -76,7 +77,7 @@ export class EffectProbes<N extends ClusterNode> {
     let last: Look = { effect: !wanted, detail: 'not probed' };
     for (;;) {
       query.signal?.throwIfAborted();
-      last = await this.look(query).catch((error: Error) => ({
+      last = await this.look(query, answerBoundMs(timeoutMs)).catch((error: Error) => ({
         effect: !wanted,
         detail: `probe failed: ${error.message}`,
       }));
@@ -87,7 +88,7 @@ export class EffectProbes<N extends ClusterNode> {
     }
   }
 
-  private look(query: EffectQuery): Promise<Look> {
+  private look(query: EffectQuery, answerMs: number): Promise<Look> {
     if (query.fault === 'partition') return this.leaders();
     const node = this.sources.node(String(query.node));
     switch (query.fault) {
@@ -96,9 +97,9 @@ export class EffectProbes<N extends ClusterNode> {
       case 'pause':
         return this.stopped(node);
       case 'cutClients':
-        return this.clientsCut(node);
+        return this.clientsCut(node, answerMs);
       case 'latency':
-        return this.slowed(node);
+        return this.slowed(node, answerMs);
       case 'clock':
         return this.skewed(node);
     }
@@ -123,21 +124,21 @@ export class EffectProbes<N extends ClusterNode> {
   }
 
   /** A request through the client proxy gets no answer in time (while the server itself is not asked). */
-  private async clientsCut(node: N): Promise<Look> {
-    const { ms, answered } = await this.viaClients(node);
+  private async clientsCut(node: N, answerMs: number): Promise<Look> {
+    const { ms, answered } = await this.viaClients(node, answerMs);
     return {
       effect: !answered,
       detail: answered
         ? `a request through the proxy answered in ${ms} ms`
-        : `a request through the proxy: no answer in ${CLIENT_TIMEOUT_MS} ms`,
+        : `a request through the proxy: no answer in ${answerMs} ms`,
     };
   }
 
   /** Requests through the proxy take at least the added latency longer than requests to the server's own port. */
-  private async slowed(node: N): Promise<Look> {
+  private async slowed(node: N, answerMs: number): Promise<Look> {
     const added = this.requested.latencyMs(node.id) ?? 0;
-    const direct = await this.timed(this.sources.probeTarget(node));
-    const proxied = await this.viaClients(node);
+    const direct = await this.timed(this.sources.probeTarget(node), answerMs);
+    const proxied = await this.viaClients(node, answerMs);
     const extra = proxied.ms - direct.ms;
     const effect = !proxied.answered || (added > 0 && extra >= added);
     return {
@@ -192,13 +193,13 @@ export class EffectProbes<N extends ClusterNode> {
     return { effect: !agreed, detail };
   }
 
-  private viaClients(node: N): Promise<{ ms: number; answered: boolean }> {
+  private viaClients(node: N, answerMs: number): Promise<{ ms: number; answered: boolean }> {
     const [host, port] = node.endpoint.split(':') as [string, string];
-    return this.timed({ id: node.id, host, port: Number(port) });
+    return this.timed({ id: node.id, host, port: Number(port) }, answerMs);
   }
 
-  /** One readiness request with the server's own protocol, timed; bounded by CLIENT_TIMEOUT_MS. */
-  private async timed(target: ProbeTarget): Promise<{ ms: number; answered: boolean }> {
+  /** One readiness request with the server's own protocol, timed; unanswered after `answerMs`. */
+  private async timed(target: ProbeTarget, answerMs: number): Promise<{ ms: number; answered: boolean }> {
     const started = performance.now();
     let timer: NodeJS.Timeout | undefined;
     const answered = await Promise.race([
@@ -207,7 +208,7 @@ export class EffectProbes<N extends ClusterNode> {
         () => false,
       ),
       new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), CLIENT_TIMEOUT_MS);
+        timer = setTimeout(() => resolve(false), answerMs);
       }),
     ]);
     clearTimeout(timer);

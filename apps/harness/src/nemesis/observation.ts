@@ -1,0 +1,119 @@
+import type { EffectQuery, ObservableFault, Observation } from '@fencekit/cluster';
+import type { Deployment } from '../backends/types.js';
+import type { CheckOutcome } from '../check/check.js';
+import type { FaultTarget } from './faults.js';
+
+/** What a probe saw in one phase of a fault, and when (ms from the run's start, as the schedule counts). */
+export interface ObservedPhase {
+  seen: boolean;
+  detail: string;
+  atMs: number;
+}
+
+/** The independent probes' view of one fault: its effect after the start, its absence after the heal. */
+export interface FaultObservation {
+  started?: ObservedPhase;
+  healed?: ObservedPhase;
+}
+
+/** The cluster fault whose probe sees each harness fault's effect. */
+const EFFECT_OF: Readonly<Record<string, ObservableFault>> = {
+  partition: 'partition',
+  isolate: 'partition',
+  'cut-clients': 'cutClients',
+  kill: 'kill',
+  'pause-server': 'pause',
+  'clock-jump': 'clock',
+  'clock-drift': 'clock',
+  latency: 'latency',
+};
+
+/** Whether this fault on this deployment has a probe of its effect (cluster servers; not the memory backend). */
+export function hasProbe(fault: string, deployment: Deployment): boolean {
+  return EFFECT_OF[fault] !== undefined && typeof deployment.faults.observe === 'function';
+}
+
+/**
+ * Runs the fault's probe for one phase, bounded by `timeoutMs`, and stamps when it saw what it saw. `startedAt` is
+ * the run's start on performance.now(). A probe that fails is recorded as not seen, with the reason.
+ */
+export async function observePhase(
+  deployment: Deployment,
+  fault: string,
+  target: FaultTarget,
+  phase: EffectQuery['phase'],
+  timeoutMs: number,
+  startedAt: number,
+): Promise<ObservedPhase | undefined> {
+  const effect = EFFECT_OF[fault];
+  if (effect === undefined || !deployment.faults.observe) return undefined;
+  const called = performance.now();
+  const query: EffectQuery = {
+    fault: effect,
+    phase,
+    timeoutMs: Math.max(500, Math.round(timeoutMs)),
+    ...(effect === 'partition' ? {} : { node: target.node }),
+  };
+  const observation: Observation = await deployment.faults.observe(query).catch((error: Error) => ({
+    seen: false,
+    detail: `probe failed: ${error.message}`,
+    afterMs: Math.round(performance.now() - called),
+  }));
+  return {
+    seen: observation.seen,
+    detail: observation.detail,
+    atMs: Math.round(called + observation.afterMs - startedAt),
+  };
+}
+
+/** Why each applied fault's effect was not confirmed: never seen after its start, or not seen gone after its heal. */
+export function unconfirmedFaults(
+  faults: readonly {
+    fault: string;
+    target: FaultTarget;
+    applied: boolean;
+    observed?: FaultObservation;
+  }[],
+): string[] {
+  const problems: string[] = [];
+  for (const f of faults) {
+    if (!f.applied || !f.observed) continue; // not applied, or recorded before faults were probed
+    const where = f.target.node ? ` on ${f.target.node}` : '';
+    const { started, healed } = f.observed;
+    if (!started?.seen) {
+      problems.push(
+        `${f.fault}${where} was applied but its effect was not observed (${started?.detail ?? 'no probe ran'})`,
+      );
+    } else if (healed && !healed.seen) {
+      problems.push(`${f.fault}${where}: its effect was not seen to end after the heal (${healed.detail})`);
+    }
+  }
+  return problems;
+}
+
+/**
+ * A run whose faults were applied but not seen to take effect (or to end) cannot be cleared: what the checkers
+ * judged may have run without the fault. Adds a `fault-effects` entry (unknown) and lowers an `ok` verdict to
+ * `unknown`; a violation found stays `illegal`.
+ */
+export function withFaultEffects(
+  outcome: CheckOutcome,
+  faults: Parameters<typeof unconfirmedFaults>[0],
+): CheckOutcome {
+  const problems = unconfirmedFaults(faults);
+  if (problems.length === 0) return outcome;
+  return {
+    ...outcome,
+    verdict: outcome.verdict === 'ok' ? 'unknown' : outcome.verdict,
+    checkers: {
+      ...outcome.checkers,
+      'fault-effects': {
+        verdict: 'unknown',
+        violationCount: 0,
+        violations: [],
+        stats: { unconfirmed: problems.length },
+        error: problems.join('; '),
+      },
+    },
+  };
+}
