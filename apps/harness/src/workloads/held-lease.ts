@@ -93,8 +93,15 @@ export async function acquireHeld(
   const { config, locks, recorder, stopping } = ctx;
   const key = `${config.namespace}:${resource}`;
   let held: HeldLease | undefined;
-  // Polling is the harness's own loop around tryAcquire, not a bound any adapter promises.
-  const bound = config.acquire === 'wait' ? { waitMs: config.opTimeoutMs } : { pollMs: config.opTimeoutMs };
+  // A blocking acquire carries the contract's `waitMs` and the bound its adapter documents for it;
+  // polling is the harness's own loop around tryAcquire, which no adapter promises anything about.
+  const bound =
+    config.acquire === 'wait'
+      ? {
+          waitMs: config.opTimeoutMs,
+          boundMs: documentedBounds(config.backend, config.ttlMs).acquireMs(config.opTimeoutMs),
+        }
+      : { pollMs: config.opTimeoutMs };
   await recorder.op('acquire', { resource, ...bound }, async () => {
     const lease = await takeLock(locks, key, config, stopping, ctx.random);
     const fact = grantFact(lease, grant, resource);
@@ -119,7 +126,12 @@ export async function reclaimHeld(
   let held: HeldLease | undefined;
   await recorder.op(
     'reclaim',
-    { resource: old.resource, from: old.grant, waitMs: config.opTimeoutMs },
+    {
+      resource: old.resource,
+      from: old.grant,
+      waitMs: config.opTimeoutMs,
+      boundMs: documentedBounds(config.backend, config.ttlMs).acquireMs(config.opTimeoutMs),
+    },
     async () => {
       const lease = await locks.reclaim(old.lease, {
         ttlMs: config.ttlMs,
