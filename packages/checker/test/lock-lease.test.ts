@@ -185,6 +185,7 @@ describe('checkLeases', () => {
     const result = checkLeases(h.sorted());
     expect(result.verdict).toBe('unknown');
     expect(result.error).toMatch(/nothing to check/);
+    expect(result.nothingToCheck).toBe('no lease grants (ok events with value.validUntil)');
   });
 
   it('names the event and field of a malformed fact', () => {

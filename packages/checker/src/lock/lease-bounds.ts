@@ -1,5 +1,5 @@
 import type { HistoryEvent, ProcessId } from '../history/types.js';
-import type { CheckResult } from '../verdict.js';
+import { type CheckResult, nothingToCheck } from '../verdict.js';
 import { LockHistoryError } from './errors.js';
 import { RESOURCE_PROCESS } from './events.js';
 import { formatNs } from './lease.js';
@@ -102,14 +102,8 @@ export function checkBounds(history: Iterable<HistoryEvent>, options: BoundsOpti
     judge(op.invoke, op.boundMs, e.time, e.index);
   }
   for (const { invoke, boundMs } of open.values()) judge(invoke, boundMs, historyEnd, undefined);
-  if (stats.bounded === 0) {
-    return {
-      verdict: 'unknown',
-      violations,
-      stats,
-      error: 'no op carries a bound (boundMs, waitMs): nothing to check',
-    };
-  }
+  if (stats.bounded === 0)
+    return nothingToCheck('no op carries a bound (value.boundMs or value.waitMs)', stats);
   return { verdict: violations.length > 0 ? 'illegal' : 'ok', violations, stats };
 }
 

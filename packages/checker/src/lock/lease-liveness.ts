@@ -1,5 +1,5 @@
 import type { HistoryEvent, ProcessId } from '../history/types.js';
-import type { CheckResult } from '../verdict.js';
+import { type CheckResult, nothingToCheck } from '../verdict.js';
 import { LockHistoryError } from './errors.js';
 import { RESOURCE_PROCESS } from './events.js';
 import { formatNs } from './lease.js';
@@ -138,7 +138,7 @@ export function checkLiveness(
   ).length;
   stats.starved = violations.length;
   if (stats.acquires === 0) {
-    return { verdict: 'unknown', violations, stats, error: 'no acquire ops: nothing to check' };
+    return nothingToCheck(`no ${[...acquireOps].join('/')} ops`, stats);
   }
   return { verdict: violations.length > 0 ? 'illegal' : 'ok', violations, stats };
 }

@@ -1,5 +1,5 @@
 import type { HistoryEvent, ProcessId } from '../history/types.js';
-import type { CheckResult } from '../verdict.js';
+import { type CheckResult, nothingToCheck } from '../verdict.js';
 import { LockHistoryError } from './errors.js';
 import { type LeaseFactOptions, type LeaseWindow, leaseWindows } from './lease-history.js';
 
@@ -109,12 +109,7 @@ export function checkLeases(history: Iterable<HistoryEvent>, options: LeaseCheck
     }
   }
   if (windows.length === 0) {
-    return {
-      verdict: 'unknown',
-      violations,
-      stats,
-      error: 'no lease grants (ok events with value.validUntil): nothing to check',
-    };
+    return nothingToCheck('no lease grants (ok events with value.validUntil)', stats);
   }
   return { verdict: violations.length > 0 ? 'illegal' : 'ok', violations, stats };
 }
