@@ -195,9 +195,13 @@ describe('redlock', () => {
     const closes = h.filter((e) => e.f === 'close');
     const invokes = closes.filter((e) => e.type === 'invoke');
     expect(invokes).toHaveLength(3);
-    // Hung before any client began to close, resumed only after every one had finished closing.
+    // Hung before any client began to close, resumed only after every one had finished closing
     for (const e of invokes) expect(e.time).toBeGreaterThan(start!.time);
-    for (const e of closes.filter((c) => c.type !== 'invoke')) expect(e.time).toBeLessThan(stop!.time);
+    // (or past the hold: a close() that outlasts it is the adapter's to answer for, through the bounds check).
+    const heldMs = ms(stop!.time - start!.time);
+    for (const e of closes.filter((c) => c.type !== 'invoke')) {
+      if (e.time > stop!.time) expect(heldMs).toBeGreaterThanOrEqual(value(start!).holdMs as number);
+    }
     // How many client processes were gone before the heal: one that closed but lingers left something
     // open to the hung node (recorded, judged elsewhere).
     expect(value(stop!)).toMatchObject({ clients: 3, exitedBeforeHeal: expect.any(Number) });
