@@ -27,6 +27,8 @@ export function suiteMatrix(short: boolean, seeds = short ? 1 : 3): SuiteEntry[]
   // Consensus stores need longer runs: their TTL floor (1–2 s) sets how long each fault is held.
   const quick = short ? '5s' : '30s';
   const slow = short ? '12s' : '60s';
+  // Each aimed fault takes a wait for its moment and more than a session: 20 s hold two or three.
+  const aimed = short ? '20s' : '60s';
   const clients = short ? 4 : 8;
   const entries: SuiteEntry[] = [];
   for (let s = 0; s < seeds; s++) {
@@ -139,12 +141,12 @@ export function suiteMatrix(short: boolean, seeds = short ? 1 : 3): SuiteEntry[]
       ),
       // Faults aimed at the lease promise (issue #13): each on the backends whose promise it tests.
       e(
-        { ...l, backend: 'zk', workload: 'inventory', fault: AIMED_AT_THE_LEASE },
+        { ...l, time: aimed, backend: 'zk', workload: 'inventory', fault: AIMED_AT_THE_LEASE },
         'ok',
         'a holder stalled past its session, outages on releases, suspensions, a hung node at close',
       ),
       e(
-        { ...l, backend: 'etcd', workload: 'inventory', fault: AIMED_AT_THE_LEASE },
+        { ...l, time: aimed, backend: 'etcd', workload: 'inventory', fault: AIMED_AT_THE_LEASE },
         'ok',
         'a holder stalled past its lease, outages on releases, suspensions, a hung node at close',
       ),
