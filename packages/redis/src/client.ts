@@ -19,6 +19,7 @@ import {
   type TryAcquireOptions,
 } from '@fencekit/core';
 import type { Redis } from 'ioredis';
+import { CANCEL_TIMEOUT_MS } from './bounds.js';
 import {
   closeConnection,
   DEFAULT_COMMAND_TIMEOUT_MS,
@@ -63,9 +64,6 @@ type Grant = Extract<AttemptReply, { granted: true }> & { sentAt: number };
 
 /** How many resources' key names a client keeps at hand. */
 const KEY_CACHE_SIZE = 1_000;
-
-/** Bounds the best-effort clean-up after a failed or cancelled acquire. */
-const CANCEL_TIMEOUT_MS = 2_000;
 
 /**
  * Fenced locks on one Redis. A grant is one Lua script: `SET NX PX` plus `INCR` of the resource's

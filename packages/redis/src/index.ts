@@ -1,3 +1,4 @@
+export { CANCEL_TIMEOUT_MS, CLOSE_BOUND_MS } from './bounds.js';
 export { RedisLockClient, type RedisLockClientOptions } from './client.js';
 export {
   closeConnection,

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { type Cluster, type ClusterNode, startCluster } from '@fencekit/cluster';
 import { ClientClosedError, type ManagedLease, monotonicNow } from '@fencekit/core';
-import { DEFAULT_COMMAND_TIMEOUT_MS, QUIT_TIMEOUT_MS, RedisLockClient, STOP_GRACE_MS } from '@fencekit/redis';
+import {
+  CANCEL_TIMEOUT_MS,
+  DEFAULT_COMMAND_TIMEOUT_MS,
+  QUIT_TIMEOUT_MS,
+  RedisLockClient,
+  STOP_GRACE_MS,
+} from '@fencekit/redis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { handlesGrownSince, handlesNow } from './support/handles.js';
 import { untilQueued } from './support/queue.js';
@@ -23,8 +29,6 @@ afterEach(async () => {
 
 /** Margin for a loaded machine on top of each bound. */
 const SLACK_MS = 1_500;
-/** The waiter's give-back on a stop waits this long at most for the server (client.ts). */
-const CANCEL_TIMEOUT_MS = 2_000;
 
 function client(): RedisLockClient {
   return new RedisLockClient({ connection: `redis://${server.endpoint}` });
