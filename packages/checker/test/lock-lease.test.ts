@@ -129,12 +129,15 @@ describe('checkLeases', () => {
     expect(checkLeases(h.sorted(), { maxViolations: 1 }).violations).toHaveLength(1);
   });
 
-  it('convicts a grant handed out already past its validUntil', () => {
-    const h = new LeaseHistory().grant(1, 'a', 1_000, 990);
+  it('convicts a grant handed out already past its validUntil (beyond a 1 ms grace by default)', () => {
+    const h = new LeaseHistory().grant(1, 'a', 3_000_000, 1_000_000);
     const result = checkLeases(h.sorted());
     expect(result.verdict).toBe('illegal');
-    expect(result.violations[0]).toMatchObject({ kind: 'expired-grant', lateNs: 10, index: 1 });
+    expect(result.violations[0]).toMatchObject({ kind: 'expired-grant', lateNs: 2_000_000, index: 1 });
     expect(result.stats.emptyWindows).toBe(1);
+    const justLate = new LeaseHistory().grant(1, 'a', 1_000, 990);
+    expect(checkLeases(justLate.sorted()).verdict).toBe('ok');
+    expect(checkLeases(justLate.sorted(), { expiredGraceMs: 0 }).violations[0]).toMatchObject({ lateNs: 10 });
   });
 
   it('keeps an unbounded lease (validUntil null) believed valid until it ends', () => {

@@ -50,6 +50,12 @@ export interface LeaseStats {
 export interface LeaseCheckOptions extends LeaseFactOptions {
   /** Overlapping pairs kept in `violations` (all are counted). Default 1000. */
   maxViolations?: number;
+  /**
+   * How late a grant's first reading may find it before it is an `expired-grant`. Default 1 ms: the
+   * adapter checks validity just before it returns and the client reads it just after, a few
+   * microtasks later, where a garbage collection can still pause the process.
+   */
+  expiredGraceMs?: number;
 }
 
 export type LeaseResult = CheckResult<LeaseViolation, LeaseStats>;
@@ -66,6 +72,13 @@ export function checkLeases(history: Iterable<HistoryEvent>, options: LeaseCheck
   if (!Number.isInteger(max) || max < 0) {
     throw new LockHistoryError(undefined, 'maxViolations to be a non-negative integer', max);
   }
+  const graceNs = (options.expiredGraceMs ?? 1) * 1e6;
+  if (!(graceNs >= 0))
+    throw new LockHistoryError(
+      undefined,
+      'expiredGraceMs to be a non-negative number',
+      options.expiredGraceMs,
+    );
   const { windows, unlinked } = leaseWindows(history, options);
   const stats: LeaseStats = {
     grants: windows.length,
@@ -81,7 +94,7 @@ export function checkLeases(history: Iterable<HistoryEvent>, options: LeaseCheck
   const byKey = new Map<string, LeaseWindow[]>();
   for (const w of windows) {
     stats.observations += w.observations;
-    if (w.grantedAt !== undefined && w.grantedValidUntil <= w.grantedAt) {
+    if (w.grantedAt !== undefined && w.grantedValidUntil + graceNs <= w.grantedAt) {
       stats.expiredGrants++;
       if (violations.length < max) violations.push(expiredGrant(w));
     }
