@@ -158,6 +158,42 @@ describe('a holder stalled past its session timeout', () => {
     await next.release();
   }, 60_000);
 
+  it('a waiter SIGSTOPped past its session timeout is not granted on the notification that queued up meanwhile', async () => {
+    const resource = unique('waiter');
+    const holder = track(new ZkLockClient({ servers, sessionTimeoutMs: holderSessionMs }));
+    const third = track(new ZkLockClient({ servers, sessionTimeoutMs: holderSessionMs }));
+    const first = await holder.acquire(resource, { ttlMs: 60_000 });
+    // The waiter in its own process (second in line): prints "held <fence>" once granted, then checks.
+    const child = spawn(process.execPath, [checkingHolder, servers, resource, String(holderSessionMs)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    track({ close: async () => void child.kill('SIGKILL') });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const folder = holder.folderOf(resource);
+    const queued = async (n: number) => (await holder.session.children(folder)).children.length === n;
+    expect(await eventually(() => queued(2), 10_000)).toBe(true);
+    const thirdWaiting = third.acquire(resource, { ttlMs: 60_000, waitMs: 30_000 });
+    thirdWaiting.catch(() => {});
+    expect(await eventually(() => queued(3), 5_000)).toBe(true);
+
+    child.kill('SIGSTOP');
+    // While the waiter is stopped: the release notifies it (the event waits in its socket), then its
+    // session expires, its node goes, and the third in line is granted.
+    await first.release();
+    const thirdLease = await thirdWaiting;
+    child.kill('SIGCONT');
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(thirdLease.held).toBe(true);
+    // A grant to the waiter now would make two holders: its node and session are gone.
+    expect(output).not.toMatch(/^held /m);
+    await thirdLease.release();
+    // It queued again with a new session, and gets the lock in turn.
+    expect(await eventually(async () => /^held /m.test(output), 10_000)).toBe(true);
+  }, 60_000);
+
   describe('for less than its session timeout, but past what the last answer vouches for (⅔ of it)', () => {
     /** The session survives a stall of 6.5 s (ZooKeeper expires it after 9 s without a word). */
     const sessionTimeoutMs = 9_000;
