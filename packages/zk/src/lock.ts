@@ -34,7 +34,10 @@ import { UnsureNodes } from './unsure.js';
 import { RETRY_PAUSE_MS, WaitScopes } from './wait-scope.js';
 import { isUncertain, ZkCallError, ZkCode, zkCode } from './zk-errors.js';
 
-/** `LockLostError.reason` when the connection is suspended: the lock may still be ours, or not. */
+/**
+ * `LockLostError.reason` when the connection is suspended, or the session's last answer no longer
+ * vouches for it (`ZkSession.aliveUntil`): the lock may still be ours, or not.
+ */
 export const UNSURE = 'unsure';
 
 /** A lease on a ZooKeeper lock: `node` is the lock's znode, `fence` its czxid. */
@@ -74,14 +77,18 @@ interface GrantState {
  * - Fence = the lock node's czxid: ZooKeeper's global transaction id, strictly increasing across holders.
  * - Lifetime: the node lives as long as the client's ZooKeeper session. A holder that dies loses the
  *   lock when its session expires (`sessionTimeoutMs`, the TTL for dead holders). A live holder's
- *   lease is valid for `ttlMs` locally; `extend` checks that the node still exists and re-arms that
- *   window (it writes nothing: the session heartbeat is what keeps the node). A lease whose window
- *   runs out without extension is given up: its node is deleted so the next waiter proceeds.
+ *   lease is valid for `ttlMs` locally, and never past what the session's last answer vouches for
+ *   (`ZkSession.aliveUntil`, read when `held` or `validUntil` is): a holder that stalled longer than
+ *   that reads its lease "unsure" on its first line after the stall. `extend` checks that the node
+ *   still exists and re-arms the window (it writes nothing: the session heartbeat is what keeps the
+ *   node). A lease whose window runs out without extension is given up: its node is deleted so the
+ *   next waiter proceeds.
  * - Connection suspended → every lease's signal aborts at once with reason "unsure": a lease is never
  *   reported held while the connection is suspended. Its node is kept (Curator does the same): if the
  *   same session reconnects, `reclaim(lease)` hands back a fresh lease on the very same node and
  *   fence; `release()` gives it up; unclaimed, it is deleted one session timeout after the reconnect.
- *   Session expired → lost, and the node is gone.
+ *   Once reclaimed, the old lease never touches the node again (its release throws
+ *   `NotLockHolderError`). Session expired → lost, and the node is gone.
  */
 export class ZkLockClient implements LockClient<bigint> {
   readonly backend = 'zookeeper';
@@ -130,7 +137,9 @@ export class ZkLockClient implements LockClient<bigint> {
   /**
    * After a suspension: a new lease on the same lock node and fence if the same session came back and
    * the node is still there (nobody else can have held the lock meanwhile). Throws `LockLostError`
-   * otherwise: the session expired, the node is gone, or the lease did not end unsure.
+   * otherwise: the session expired, the node is gone, the lease did not end unsure, or it was already
+   * reclaimed. From the call on, `lease` can no longer touch the node: its `release()` throws
+   * `NotLockHolderError` (and `await using` on it ends quietly).
    */
   async reclaim(
     lease: ZkLease,
