@@ -1,3 +1,5 @@
+import { CLOSE_BOUND_MS, DEFAULT_COMMAND_TIMEOUT_MS } from '@fencekit/redis';
+import { closeBoundMs, RELEASE_TIMEOUT_MS, WAIT_OVERRUN_MS } from '@fencekit/redlock';
 import type { BackendName } from '../backends/types.js';
 
 /**
@@ -14,8 +16,6 @@ export interface DocumentedBounds {
   closeMs: number;
 }
 
-/** @fencekit/redis: every request is bounded by 5 s; the harness keeps the default. */
-const REDIS_REQUEST_MS = 5_000;
 /** @fencekit/etcd: `callTimeoutMs` default; the harness keeps it. */
 const ETCD_CALL_MS = 5_000;
 /** The memory backend's RPC answers a wait within `waitMs` + this (backends/remote-lock.ts). */
@@ -24,21 +24,21 @@ const MEMORY_ANSWER_SLACK_MS = 2_000;
 export function documentedBounds(backend: BackendName, ttlMs: number): DocumentedBounds {
   switch (backend) {
     case 'redis':
-      // README "Bounds": an acquire whose first request hangs fails after that request's 5 s; close() ≤ 13 s.
+      // README "Options": every request is bounded (5 s; the harness keeps the default), so an acquire
+      // whose first request hangs fails after that request; close() has its own bound.
       return {
-        acquireMs: (waitMs) => Math.max(waitMs, REDIS_REQUEST_MS),
-        releaseMs: REDIS_REQUEST_MS,
-        closeMs: 13_000,
+        acquireMs: (waitMs) => Math.max(waitMs, DEFAULT_COMMAND_TIMEOUT_MS),
+        releaseMs: DEFAULT_COMMAND_TIMEOUT_MS,
+        closeMs: CLOSE_BOUND_MS,
       };
     case 'redlock': {
-      // README "Bounds", nt = the per-node timeout the harness sets (backends/redlock.ts): acquire settles
-      // by waitMs + 250 ms once its first rounds (≤ 7 nt) are over; release ≤ 2 s;
-      // close() ≤ max(7 nt + 2 s, 4 s) + 2 s + 1 s.
+      // README "Bounds", nt = the per-node timeout the harness sets (backends/redlock.ts): an acquire
+      // settles by waitMs + WAIT_OVERRUN_MS once its first rounds (≤ 7 nt) are over.
       const nt = Math.max(50, Math.round(ttlMs / 5));
       return {
-        acquireMs: (waitMs) => Math.max(waitMs, 7 * nt) + 250,
-        releaseMs: 2_000,
-        closeMs: Math.max(7 * nt + 2_000, 4_000) + 3_000,
+        acquireMs: (waitMs) => Math.max(waitMs, 7 * nt) + WAIT_OVERRUN_MS,
+        releaseMs: RELEASE_TIMEOUT_MS,
+        closeMs: closeBoundMs(nt),
       };
     }
     case 'etcd':
