@@ -102,7 +102,9 @@ export class EdnItemSplitter {
         if (--this.#depth === 0) start = this.#finish(done, text, start, i + 1);
       }
     }
-    if (this.#inItem) {
+    // A line end ends an atom (it is whitespace); anything else goes on to the next line.
+    if (this.#inItem && this.#depth === 0 && !this.#inString) this.#finish(done, text, start, n);
+    else if (this.#inItem) {
       // The item goes on: keep the rest of this line and its line end, so the reader counts lines right.
       this.#append(text.slice(start));
       this.#append('\n');

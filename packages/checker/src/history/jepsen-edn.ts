@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import { EdnReader, type EdnValue, Keyword } from './edn.js';
 import { type EdnItem, EdnItemSplitter } from './edn-items.js';
 import { HistoryParseError } from './errors.js';
-import { readLines } from './lines.js';
+import { readLines, textLines } from './lines.js';
 import { DEFAULT_MAX_EVENT_BYTES, type ReadOptions } from './read-options.js';
 import type { HistoryEvent, OpType, ProcessId } from './types.js';
 
@@ -24,14 +24,7 @@ export function parseJepsenEdn(text: string, file = '<input>', lines?: number[])
       lines?.push(item.line);
     }
   };
-  let start = 0;
-  let line = 0;
-  while (start <= text.length) {
-    let end = text.indexOf('\n', start);
-    if (end === -1) end = text.length;
-    add(splitter.push(text.slice(start, end), ++line));
-    start = end + 1;
-  }
+  for (const { text: content, line } of textLines(text)) add(splitter.push(content, line));
   add(splitter.end());
   return events;
 }

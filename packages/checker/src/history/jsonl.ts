@@ -1,7 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { HistoryParseError } from './errors.js';
 import { JsonShapeError, parseJsonExact } from './json.js';
-import { readLines } from './lines.js';
+import { readLines, textLines } from './lines.js';
 import type { ReadOptions } from './read-options.js';
 import { showValue } from './show.js';
 import type { HistoryEvent, OpType } from './types.js';
@@ -60,18 +60,12 @@ function parseLine(text: string, file: string, line: number): HistoryEvent {
  */
 export function parseHistoryJsonl(text: string, file = '<input>', lines?: number[]): HistoryEvent[] {
   const events: HistoryEvent[] = [];
-  let start = 0;
-  let line = 0;
-  while (start <= text.length) {
-    let end = text.indexOf('\n', start);
-    if (end === -1) end = text.length;
-    line++;
-    const content = text.slice(start, end).trim();
+  for (const { text: raw, line } of textLines(text)) {
+    const content = raw.trim();
     if (content !== '') {
       events.push(parseLine(content, file, line));
       lines?.push(line);
     }
-    start = end + 1;
   }
   return events;
 }

@@ -34,33 +34,43 @@ export async function* readLines(
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   let line = 0;
+  const longLine = (at: number) =>
+    new HistoryParseError(file, at, `a line of at most ${max} bytes`, 'a longer line');
   const tooLong = (): never => {
-    throw new HistoryParseError(file, line + 1, `a line of at most ${max} bytes`, 'a longer line');
+    throw longLine(line + 1);
   };
-  /** The complete lines of `block` (which ends just before a line feed), decoded. */
-  const split = (block: Buffer): string[] => {
+  /**
+   * The complete lines of `block` (which ends just before a line feed), decoded, up to the first bad
+   * one (invalid UTF-8, too long): that one's error comes after the good lines before it, so the
+   * first problem in the file is the one reported, whatever the chunk boundaries.
+   */
+  const split = (block: Buffer): { lines: string[]; error?: HistoryParseError } => {
     // A line feed byte never occurs inside a multi-byte UTF-8 sequence, so the block is valid UTF-8
     // exactly when each of its lines is: one check and one decoding for the whole block.
-    if (!isUtf8(block)) return findInvalidLine(block);
-    const text = block.toString('utf8');
-    const lines = text.split('\n');
+    let valid = block;
+    let error: HistoryParseError | undefined;
+    if (!isUtf8(block)) {
+      let start = 0;
+      for (let n = line + 1; ; n++) {
+        const end = block.indexOf(NEWLINE, start);
+        if (end === -1 || !isUtf8(block.subarray(start, end))) {
+          error = new HistoryParseError(file, n, 'UTF-8 text', 'bytes that are not UTF-8');
+          valid = block.subarray(0, start);
+          break;
+        }
+        start = end + 1;
+      }
+    }
+    const lines = error !== undefined && valid.length === 0 ? [] : valid.toString('utf8').split('\n');
+    // `valid` ends with the line feed before the bad line: the split leaves an empty string after it.
+    if (error !== undefined && lines.length > 0) lines.pop();
     for (const [i, l] of lines.entries()) {
       // Characters never outnumber bytes: only a line long in characters can be too long in bytes.
       if (l.length * 3 > max && Buffer.byteLength(l) > max) {
-        line += i;
-        tooLong();
+        return { lines: lines.slice(0, i), error: longLine(line + i + 1) };
       }
     }
-    return lines;
-  };
-  const findInvalidLine = (block: Buffer): never => {
-    let start = 0;
-    for (let n = line + 1; ; n++) {
-      const end = block.indexOf(NEWLINE, start);
-      if (!isUtf8(block.subarray(start, end === -1 ? block.length : end)) || end === -1)
-        throw new HistoryParseError(file, n, 'UTF-8 text', 'bytes that are not UTF-8');
-      start = end + 1;
-    }
+    return { lines, ...(error === undefined ? {} : { error }) };
   };
   const chunks: AsyncIterator<unknown> = input[Symbol.asyncIterator]();
   let finished = false;
@@ -95,14 +105,16 @@ export async function* readLines(
         pending.push(Buffer.from(chunk.subarray(last + 1)));
       }
       if (chunk !== undefined || block.length > 0) {
+        const { lines, error } = split(block);
         const batch: SourceLine[] = [];
-        for (const raw of split(block)) {
+        for (const raw of lines) {
           line++;
           let text = raw.charCodeAt(raw.length - 1) === CARRIAGE_RETURN ? raw.slice(0, -1) : raw;
           if (line === 1 && text.charCodeAt(0) === BYTE_ORDER_MARK) text = text.slice(1);
           batch.push({ text, line });
         }
-        yield batch;
+        if (batch.length > 0) yield batch;
+        if (error !== undefined) throw error;
       }
       if (chunk === undefined) {
         finished = true;
@@ -113,6 +125,28 @@ export async function* readLines(
     // Stopped early (bad line, abort, or the consumer broke off): release the file or stream.
     if (!finished) await chunks.return?.().catch(() => undefined);
     if (typeof source === 'string') input.destroy();
+  }
+}
+
+/**
+ * The lines of a text held in memory, read as `readLines` reads a file: a `\r` before the line
+ * feed and a byte order mark opening the text are dropped, so both readers see the same lines.
+ */
+export function* textLines(text: string): Generator<SourceLine> {
+  let start = 0;
+  let line = 0;
+  // As in a file, a final line feed ends the last line rather than starting an empty one.
+  while (start < text.length) {
+    let end = text.indexOf('\n', start);
+    if (end === -1) end = text.length;
+    line++;
+    let content = text.slice(
+      start,
+      text.charCodeAt(end - 1) === CARRIAGE_RETURN && end > start ? end - 1 : end,
+    );
+    if (line === 1 && content.charCodeAt(0) === BYTE_ORDER_MARK) content = content.slice(1);
+    yield { text: content, line };
+    start = end + 1;
   }
 }
 

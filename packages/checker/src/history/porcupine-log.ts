@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { HistoryParseError } from './errors.js';
 import { exactNumber } from './json.js';
-import { readLines } from './lines.js';
+import { readLines, textLines } from './lines.js';
 import type { ReadOptions } from './read-options.js';
 import type { Operation, ProcessId } from './types.js';
 
@@ -24,14 +24,7 @@ const PAIR = /^\[(-?\d+)[ \t]+(-?\d+)\]$/;
  */
 export function parsePorcupineLog(text: string, file = '<input>'): Operation[] {
   const log = new PorcupineLog(file);
-  let line = 0;
-  let start = 0;
-  while (start < text.length) {
-    let end = text.indexOf('\n', start);
-    if (end === -1) end = text.length;
-    log.add(text.slice(start, end), ++line);
-    start = end + 1;
-  }
+  for (const { text: content, line } of textLines(text)) log.add(content, line);
   return log.operations;
 }
 
