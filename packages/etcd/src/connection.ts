@@ -23,13 +23,21 @@ type WatchBackoff = NonNullable<NonNullable<IOptions['faultHandling']>['watchBac
 export const DEFAULT_CALL_TIMEOUT_MS = 5_000;
 
 /**
- * Call options for one of fencekit's own requests: an absolute deadline fixed once, before the call.
- * `etcd3` retries a failed call up to three more times (on another member when there are several)
- * and asks `defaultCallOptions` again for each try, so a deadline made there restarts with every
- * retry: a request to a stopped member took 4 × `callTimeoutMs`. Given here, all tries share it.
+ * Call options for one of fencekit's own requests, bounding the whole call by `timeoutMs`. `etcd3`
+ * retries a failed try up to three more times, on the next member, and a deadline from
+ * `defaultCallOptions` restarted with every try: a request to a stopped member took 4 ×
+ * `callTimeoutMs`. Here the end is fixed once, before the call; `etcd3` reads `deadline` once per try
+ * (it spreads these options into each try's own), and each try gets at most half the budget, so a
+ * try stuck on a stopped member still leaves the next one, on another member, time to answer.
  */
-export function callOptions(timeoutMs: number): { deadline: number } {
-  return { deadline: Date.now() + timeoutMs };
+export function callOptions(timeoutMs: number): { readonly deadline: number } {
+  const end = Date.now() + timeoutMs;
+  const slice = timeoutMs / 2;
+  return {
+    get deadline() {
+      return Math.min(end, Date.now() + slice);
+    },
+  };
 }
 
 /** An `etcd3` client plus whether fencekit owns it (and so must close it). */

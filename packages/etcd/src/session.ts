@@ -39,8 +39,15 @@ interface RenewalWaiter {
   settle: (error?: Error) => void;
 }
 
-/** After this many unanswered keep-alives the stream is presumed stuck and reopened. */
-const MAX_UNANSWERED = 3;
+/**
+ * A keep-alive unanswered this long (and at least one keep-alive interval, a third of the TTL) marks
+ * its stream as stuck: it is reopened, on whichever member etcd3 picks. Reopening at the first
+ * unanswered interval leaves two thirds of the TTL for the new stream, so a session streaming through
+ * a stopped member survives on the others (waiting for three unanswered used up the whole TTL, and the
+ * session was lost while the cluster served). The floor keeps a short TTL from reopening on every
+ * slow answer.
+ */
+const STUCK_AFTER_MS = 200;
 const REOPEN_DELAY_MS = 100;
 
 /**
@@ -75,6 +82,8 @@ export class Session {
   /** Send times of keep-alives written on the current stream, answered in order. */
   #pending: number[] = [];
   #waiters: RenewalWaiter[] = [];
+  /** Background keep-alive every third of the TTL. */
+  readonly #intervalMs: number;
   /** When the last request that renews the lease (grant or keep-alive) was sent. */
   #lastSentAt: number;
   #closed = false;
@@ -98,9 +107,10 @@ export class Session {
     this.#keepAlive = keepAlive;
     this.#validUntil = sentAt + ttlMs;
     this.#lastSentAt = sentAt;
+    this.#intervalMs = Math.max(1, Math.floor(ttlMs / 3));
     this.#armExpiry();
     if (keepAlive) {
-      this.#keepAliveTimer = setInterval(() => this.#fire(), Math.max(1, Math.floor(ttlMs / 3)));
+      this.#keepAliveTimer = setInterval(() => this.#fire(), this.#intervalMs);
       this.#keepAliveTimer.unref();
       void this.#open();
     }
@@ -115,7 +125,7 @@ export class Session {
     try {
       response = await etcd.leaseClient.leaseGrant(
         { TTL: Math.max(1, Math.ceil(options.ttlMs / 1000)) },
-        { deadline: Date.now() + callTimeoutMs },
+        callOptions(callTimeoutMs),
       );
     } catch (error) {
       throw new BackendUnavailableError('etcd', `lease grant failed: ${messageOf(error)}`, { cause: error });
@@ -260,9 +270,15 @@ export class Session {
       void this.#open();
       return;
     }
-    if (this.#pending.length >= MAX_UNANSWERED) {
-      // A half-open connection answers nothing and reports nothing: start over on a new stream.
-      this.#dropStream(stream, new Error(`${MAX_UNANSWERED} keep-alives unanswered`));
+    const oldest = this.#pending[0];
+    // Three quarters: interval timers may fire a little early.
+    if (
+      oldest !== undefined &&
+      monotonicNow() - oldest >= Math.max(this.#intervalMs * 0.75, STUCK_AFTER_MS)
+    ) {
+      // A half-open connection, or a stopped member, answers nothing and reports nothing: start over
+      // on a new stream.
+      this.#dropStream(stream, new Error('a keep-alive went unanswered for a whole interval'));
       return;
     }
     this.#lastSentAt = monotonicNow();

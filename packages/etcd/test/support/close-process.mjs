@@ -16,8 +16,8 @@ const leadership = await election.campaign('me');
 await leadership.proclaim('value');
 // A lease whose short extend lapses: its key is withdrawn in the background.
 const lapsing = await client.acquire('exit-3', { ttlMs: 2_000 });
-await lapsing.extend(20);
-await new Promise((resolve) => setTimeout(resolve, 100));
+await lapsing.extend(300);
+await new Promise((resolve) => setTimeout(resolve, 500));
 // Close with things still held, watched and waited for: close() must clean all of it up.
 await client.acquire('exit-2', { ttlMs: 2_000 });
 const pending = other.acquire('exit-2', { ttlMs: 2_000, waitMs: 30_000 }).catch(() => undefined);
