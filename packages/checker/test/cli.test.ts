@@ -284,6 +284,20 @@ describe('fencekit-check on hostile input (issue #14)', () => {
       expect(lock.code, checker).toBe(2);
       expect(JSON.parse(lock.out).verdict).toBe('unknown');
     }
+    // `all` runs every lock checker but counts only those that found something to judge; one named counts.
+    const mutexOnly = await writeHistory(
+      'mutex-only.jsonl',
+      new HistoryBuilder().section(1, 1, 10, 20).section(2, 2, 30, 40),
+    );
+    const all = await run(mutexOnly, '--checker', 'all');
+    expect(all.code).toBe(0);
+    expect(all.out).toMatch(/election: unknown \(nothing to check: no resource "claim" lines; not counted/);
+    expect((await run(mutexOnly, '--checker', 'all,election')).code).toBe(2);
+    const overlap = await writeHistory(
+      'mutex-overlap.jsonl',
+      new HistoryBuilder().section(1, 1, 10, 30).section(2, 2, 20, 40),
+    );
+    expect((await run(overlap, '--checker', 'all')).code).toBe(1);
     const failedOnly = join(dir, 'failed-only.edn');
     await writeFile(
       failedOnly,
@@ -501,5 +515,24 @@ describe('fencekit-check as a built binary', () => {
       'cas-register',
     ]).catch((e: { code: number }) => e);
     expect((illegal as { code: number }).code).toBe(1);
+  });
+
+  it('answers /dev/zero with exit 3 and a message, not a crash (it died with exit 1 = illegal)', async () => {
+    const exec = promisify(execFile);
+    for (const format of ['jsonl', 'edn', 'porcupine-log']) {
+      const zero = (await exec(process.execPath, [
+        bin,
+        '/dev/zero',
+        '--format',
+        format,
+        '--model',
+        'register',
+      ]).catch((e: unknown) => e)) as { code: number; stdout: string; stderr: string };
+      expect(zero.code, format).toBe(3);
+      expect(zero.stderr).toMatch(
+        /^fencekit-check: \/dev\/zero:1: expected a line of at most 67108864 bytes/,
+      );
+      expect(zero.stderr).not.toMatch(/\n\s+at /);
+    }
   });
 });

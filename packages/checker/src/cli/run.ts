@@ -24,6 +24,7 @@ import {
   type CheckResult,
   type CompositeResult,
   composeVerdicts,
+  nothingToCheck,
   runCheckers,
 } from '../verdict.js';
 import { type CliOptions, FORMATS, type LockChecker, lockCheckers } from './arguments.js';
@@ -106,7 +107,10 @@ export async function check(file: string, options: CliOptions): Promise<Outcome>
     const remaining = Math.max(1, options.timeout - (performance.now() - started));
     checkers.linearizability = guard(() =>
       ops.length === 0
-        ? nothingToCheck('the history has no client operations (only faults, resource lines or failed ops)')
+        ? nothingToCheck(
+            'the history has no client operations (only faults, resource lines or failed ops)',
+            {},
+          )
         : asCheckResult(
             checkLinearizable(ops, model, {
               timeoutMs: remaining,
@@ -122,7 +126,9 @@ export async function check(file: string, options: CliOptions): Promise<Outcome>
   const resourceLines = history.some((e) => e.process === RESOURCE_PROCESS);
   for (const name of locks.run) {
     checkers[name] = guard(() =>
-      resourceLines ? lockCheck(name, history, options) : nothingToCheck('the history has no resource lines'),
+      resourceLines
+        ? lockCheck(name, history, options)
+        : nothingToCheck('the history has no resource lines', {}),
     );
   }
   const ran = await runCheckers(checkers, undefined);
@@ -179,22 +185,8 @@ async function load(file: string, format: HistoryFormat, pair: boolean, read: Re
   }
 }
 
-/** A check that had nothing to judge: never a pass (the shape of verdict.ts' `nothingToCheck`). */
-function nothingToCheck(why: string): CheckResult & { nothingToCheck: string } {
-  return {
-    verdict: 'unknown',
-    violations: [],
-    stats: {},
-    nothingToCheck: why,
-    error: `nothing to check: ${why}`,
-  };
-}
-
 function isNothingToCheck(result: CheckResult): boolean {
-  return (
-    result.verdict === 'unknown' &&
-    typeof (result as { nothingToCheck?: unknown }).nothingToCheck === 'string'
-  );
+  return result.verdict === 'unknown' && result.nothingToCheck !== undefined;
 }
 
 /** Every requested check `unknown` for the same reason (the history could not be read in time). */
