@@ -109,7 +109,7 @@ export async function waitForGrant<G>(plan: WaitPlan<G>): Promise<G> {
     plan.waiter.clear();
     outcome = await plan.attempt();
   } catch (error) {
-    await plan.cancel();
+    await cleanUpWithin(plan, undefined);
     throw error;
   }
   if ('grant' in outcome && !plan.signal?.aborted && !plan.closing.aborted) return outcome.grant;
@@ -150,17 +150,23 @@ export async function waitForGrant<G>(plan: WaitPlan<G>): Promise<G> {
       if (!('grant' in outcome)) lastError = outcome.error;
     }
   } catch (error) {
-    const cleanup = cleanUp(plan, inFlight);
-    plan.track(cleanup);
-    // On healthy servers the clean-up is done long before the grace; only a server that does not
-    // answer leaves it running past the caller's rejection.
-    await settleWithin(cleanup, plan.stopGraceMs);
+    await cleanUpWithin(plan, inFlight);
     throw error === stop.signal.reason ? stopReason() : error;
   } finally {
     clearTimeout(timer);
     plan.signal?.removeEventListener('abort', onAbort);
     plan.closing.removeEventListener('abort', onClose);
   }
+}
+
+/**
+ * Starts the clean-up and waits for it at most `stopGraceMs`. On healthy servers it is done long
+ * before that; only a server that does not answer leaves it running, tracked, past the caller's error.
+ */
+async function cleanUpWithin(plan: WaitPlan<unknown>, inFlight: Promise<unknown> | undefined): Promise<void> {
+  const cleanup = cleanUp(plan, inFlight);
+  plan.track(cleanup);
+  await settleWithin(cleanup, plan.stopGraceMs);
 }
 
 /** Waits for the attempt in flight (bounded), then leaves the queue. Never rejects. */

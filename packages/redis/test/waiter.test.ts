@@ -104,4 +104,30 @@ describe('waitForGrant', () => {
     await tracked;
     expect(cleanedUp).toBe(true);
   });
+
+  it('a first attempt that fails does not wait past the stop grace for a hung clean-up', async () => {
+    const failure = new Error('Command timed out');
+    let unblock: () => void = () => undefined;
+    const cancel = () =>
+      new Promise<void>((resolve) => {
+        unblock = resolve;
+      });
+    let tracked: Promise<void> | undefined;
+    const startedAt = monotonicNow();
+    const waiting = waitForGrant(
+      plan({
+        attempt: async () => {
+          throw failure;
+        },
+        stopGraceMs: 40,
+        cancel,
+        track: (cleanup) => (tracked = cleanup),
+      }),
+    );
+    await expect(waiting).rejects.toBe(failure);
+    // Before: pending until the clean-up answered (2 s on a stopped Redis server).
+    expect(monotonicNow() - startedAt).toBeLessThan(40 + 500);
+    unblock();
+    await tracked;
+  });
 });
