@@ -287,6 +287,24 @@ describe('exact integers', () => {
     expect(checkLinearizable(ops, casRegister()).verdict).toBe('illegal');
   });
 
+  it('refuses integers of more than 1000 digits at once in every reader (bigint conversion is superlinear)', () => {
+    const huge = '9'.repeat(2_000_000);
+    const readers = [
+      () => parseHistoryJsonl(`{"index":0,"time":0,"process":1,"type":"invoke","f":"w","value":${huge}}`),
+      () => parseJepsenEdn(`{:process 0 :type :invoke :f :write :value ${huge}}`),
+      () => parsePorcupineLog(`INFO  jepsen.util - 0\t:invoke\t:write\t${huge}`),
+    ];
+    for (const read of readers) {
+      const started = performance.now();
+      expect(read).toThrow(/:1: expected integers of at most 1000 digits, found "2000000 digits"/);
+      expect(performance.now() - started).toBeLessThan(1000);
+    }
+    const edge = `-${'9'.repeat(1000)}`;
+    expect(parseJepsenEdn(`{:process 0 :type :invoke :f :write :value ${edge}}`)[0]?.value).toBe(
+      BigInt(edge),
+    );
+  });
+
   it('refuses times and indices past 2^53, which cannot be ordered exactly', () => {
     expect(() =>
       parseHistoryJsonl('{"index":0,"time":9007199254740993,"process":1,"type":"invoke","f":"w","value":1}'),
@@ -343,6 +361,19 @@ describe('time and pairing', () => {
           }
         },
       ),
+    );
+  });
+});
+
+describe('EDN strings', () => {
+  it('reads a long string with escapes in one piece, lines counted', () => {
+    const body = 'a'.repeat(1_000_000);
+    const [event] = parseJepsenEdn(
+      `{:process 0 :type :invoke :f :write :value "\\n${body}\\"\n${body}"}\n{:process 0 :type :ok :f :write :value 1}`,
+    );
+    expect(event?.value).toBe(`\n${body}"\n${body}`);
+    expect(() => parseJepsenEdn(`{:process 0 :type :invoke :f :write :value "\n\\q"}`, 'q.edn')).toThrow(
+      /q\.edn:2: expected a string escape/,
     );
   });
 });

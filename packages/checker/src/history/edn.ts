@@ -1,5 +1,5 @@
 import { HistoryParseError } from './errors.js';
-import { exactNumber } from './json.js';
+import { exactNumber, JsonShapeError } from './json.js';
 import { MAX_NESTING } from './read-options.js';
 
 /** An EDN keyword, kept apart from strings while reading so `:nemesis` and `"nemesis"` can be told apart. */
@@ -33,6 +33,15 @@ const isDelimiter = (c: number): boolean =>
   c === 125 ||
   c === 34 ||
   c === 59;
+
+// String escapes EDN allows, by the character after the backslash.
+const ESCAPES: Readonly<Record<string, string>> = Object.assign(Object.create(null), {
+  n: '\n',
+  t: '\t',
+  r: '\r',
+  '"': '"',
+  '\\': '\\',
+});
 
 /**
  * A small reader for the EDN subset Jepsen histories use: maps, vectors, lists, sets (as arrays),
@@ -182,27 +191,29 @@ export class EdnReader {
         return raw;
       }
     }
-    let out = '';
-    let i = this.#pos + 1;
+    // Pieces joined once: adding one character at a time builds a rope of one node per character.
+    const parts: string[] = [];
+    let from = this.#pos + 1;
+    let i = from;
     for (;;) {
-      const c = this.text[i];
-      if (c === undefined) this.#fail('a closing quote', 'end of input');
-      if (c === '"') break;
-      if (c === '\n') this.#line++;
-      if (c === '\\') {
+      const c = this.text.charCodeAt(i);
+      if (Number.isNaN(c)) this.#fail('a closing quote', 'end of input');
+      if (c === 34) break;
+      if (c === 10) this.#line++;
+      else if (c === 92) {
         const e = this.text[i + 1];
-        const map: Record<string, string> = { n: '\n', t: '\t', r: '\r', '"': '"', '\\': '\\' };
-        const m = e === undefined ? undefined : map[e];
+        const m = e === undefined ? undefined : ESCAPES[e];
         if (m === undefined) this.#fail('a string escape (\\n \\t \\r \\" \\\\)', `\\${e ?? ''}`);
-        out += m;
+        parts.push(this.text.slice(from, i), m);
         i += 2;
+        from = i;
         continue;
       }
-      out += c;
       i++;
     }
+    parts.push(this.text.slice(from, i));
     this.#pos = i + 1;
-    return out;
+    return parts.join('');
   }
 
   #readAtom(): EdnValue {
@@ -213,7 +224,14 @@ export class EdnReader {
     if (token.length < 10 && /^-?\d+$/.test(token)) return Number(token);
     // Integers stay exact: a number when safe, else a bigint (`N` marks a big integer, `M` a decimal
     // that is an integer here).
-    if (/^[+-]?\d+[NM]?$/.test(token)) return exactNumber(token.replace(/^\+|[NM]$/g, ''));
+    if (/^[+-]?\d+[NM]?$/.test(token)) {
+      try {
+        return exactNumber(token.replace(/^\+|[NM]$/g, ''));
+      } catch (error) {
+        if (error instanceof JsonShapeError) this.#fail(error.expected, error.found);
+        throw error;
+      }
+    }
     if (/^[+-]?(\d+\.\d*|\d+)([eE][+-]?\d+)?M?$/.test(token)) return Number(token.replace(/M$/, ''));
     if (/^[A-Za-z*+!\-_?<>=/.][\w*+!\-_?<>=/.#']*$/.test(token)) return token;
     return this.#fail('a value', token);

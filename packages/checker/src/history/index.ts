@@ -21,6 +21,11 @@ export { readLines, type SourceLine } from './lines.js';
 export { formatFromPath, type HistoryFormat, loadOperations, pairLines, parseOperations } from './load.js';
 export { OperationPairer, type PairingOptions, pairOperations, pairOperationsAsync } from './pairing.js';
 export { parsePorcupineLog, readPorcupineLog } from './porcupine-log.js';
-export { DEFAULT_MAX_EVENT_BYTES, MAX_NESTING, type ReadOptions } from './read-options.js';
+export {
+  DEFAULT_MAX_EVENT_BYTES,
+  MAX_INTEGER_DIGITS,
+  MAX_NESTING,
+  type ReadOptions,
+} from './read-options.js';
 export { showValue } from './show.js';
 export type { HistoryEvent, Operation, OpType, ProcessId, Verdict } from './types.js';

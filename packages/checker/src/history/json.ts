@@ -1,4 +1,4 @@
-import { MAX_NESTING } from './read-options.js';
+import { MAX_INTEGER_DIGITS, MAX_NESTING } from './read-options.js';
 
 /** Why a JSON text was refused before or while parsing it. */
 export class JsonShapeError extends Error {
@@ -159,10 +159,18 @@ function parseValidJson(text: string): unknown {
   }
 }
 
-/** An integer token as a number when that is exact, else a bigint; any other number as JSON reads it. */
+/**
+ * An integer token as a number when that is exact, else a bigint; any other number as JSON reads it.
+ * Past `MAX_INTEGER_DIGITS` digits it throws `JsonShapeError`: converting a digit string to a bigint
+ * and back takes time that grows faster than its length (seconds for a few million digits).
+ */
 export function exactNumber(token: string): number | bigint {
   const n = Number(token);
   if (Number.isSafeInteger(n) || !/^-?\d+$/.test(token)) return n;
+  const digits = token.length - (token.charCodeAt(0) === 45 ? 1 : 0);
+  if (digits > MAX_INTEGER_DIGITS) {
+    throw new JsonShapeError(`integers of at most ${MAX_INTEGER_DIGITS} digits`, `${digits} digits`);
+  }
   return BigInt(token);
 }
 

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { HistoryParseError } from './errors.js';
-import { exactNumber } from './json.js';
+import { exactNumber, JsonShapeError } from './json.js';
 import { readLines, textLines } from './lines.js';
 import type { ReadOptions } from './read-options.js';
 import type { Operation, ProcessId } from './types.js';
@@ -61,15 +61,24 @@ class PorcupineLog {
     const bad = (expected: string): never => {
       throw new HistoryParseError(this.file, line, expected, raw);
     };
-    const process = exactNumber(processText);
+    const exact = (digits: string): number | bigint => {
+      try {
+        return exactNumber(digits);
+      } catch (error) {
+        if (error instanceof JsonShapeError)
+          throw new HistoryParseError(this.file, line, error.expected, error.found);
+        throw error;
+      }
+    };
+    const process = exact(processText);
     // A process id past 2^53 stays its digits, so two such processes never merge.
     const pid: ProcessId = typeof process === 'bigint' ? processText : process;
     if (type === 'invoke') {
       if (this.#open.has(pid))
         bad(`a completion for process ${processText}'s open op before its next invoke`);
       let input: unknown = null;
-      if (f === 'write') input = INT.test(raw) ? exactNumber(raw) : bad('an integer to write');
-      else if (f === 'cas') input = parsePair(raw) ?? bad('[old new] integers');
+      if (f === 'write') input = INT.test(raw) ? exact(raw) : bad('an integer to write');
+      else if (f === 'cas') input = parsePair(raw, exact) ?? bad('[old new] integers');
       else if (raw !== 'nil') bad('nil as the value of a read invoke');
       const op: Operation = {
         id: this.operations.length,
@@ -96,7 +105,7 @@ class PorcupineLog {
     if (type === 'ok') {
       op.status = 'ok';
       if (f === 'read')
-        op.output = raw === 'nil' ? null : INT.test(raw) ? exactNumber(raw) : bad('nil or an integer read');
+        op.output = raw === 'nil' ? null : INT.test(raw) ? exact(raw) : bad('nil or an integer read');
       else if (f === 'cas') op.output = true;
       else op.output = null;
     } else if (f === 'cas') {
@@ -135,7 +144,10 @@ function isBlank(c: number): boolean {
   return c === 32 || c === 9;
 }
 
-function parsePair(raw: string): [number | bigint, number | bigint] | undefined {
+function parsePair(
+  raw: string,
+  exact: (digits: string) => number | bigint,
+): [number | bigint, number | bigint] | undefined {
   const m = PAIR.exec(raw);
-  return m === null ? undefined : [exactNumber(m[1] as string), exactNumber(m[2] as string)];
+  return m === null ? undefined : [exact(m[1] as string), exact(m[2] as string)];
 }

@@ -20,3 +20,6 @@ export const DEFAULT_MAX_EVENT_BYTES = 64 * 2 ** 20;
  * levels; the cap keeps every recursive walk over values (models, reports) far from the stack's end.
  */
 export const MAX_NESTING = 100;
+
+/** Most digits in one integer: far past any id, counter or fence, far below where bigints get slow. */
+export const MAX_INTEGER_DIGITS = 1000;
