@@ -63,6 +63,62 @@ export async function zookeeperUptimeMs(host: string, port: number, timeoutMs = 
   return Number(uptime);
 }
 
+/**
+ * Whether a linearizable read through this etcd member completes within `timeoutMs`: it needs the member to reach
+ * a quorum (ReadIndex), so it hangs on a member cut off from the majority. Reads one key, writes nothing.
+ */
+export function etcdQuorumRead(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = request(
+      { host, port, method: 'POST', path: '/v3/kv/range', timeout: timeoutMs, agent: false },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode === 200));
+        res.on('error', () => resolve(false));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('etcd range timed out')));
+    req.on('error', () => resolve(false));
+    req.end(JSON.stringify({ key: Buffer.from('fencekit-probe').toString('base64') }));
+  });
+}
+
+/**
+ * Whether this ZooKeeper server opens a new session within `timeoutMs`. Creating a session is a transaction the
+ * leader commits with a quorum, so a server cut off from the majority never answers (or closes). The session asks
+ * for the shortest timeout and is left to expire: nothing else is written.
+ */
+export function zookeeperQuorumSession(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
+  // ConnectRequest: protocolVersion 0, lastZxidSeen 0, timeOut 1 ms (raised to the server's minimum), sessionId 0,
+  // a 16-byte empty password, readOnly false; framed by its length.
+  const body = Buffer.alloc(4 + 8 + 4 + 8 + 4 + 16 + 1);
+  body.writeInt32BE(0, 0);
+  body.writeBigInt64BE(0n, 4);
+  body.writeInt32BE(1, 12);
+  body.writeBigInt64BE(0n, 16);
+  body.writeInt32BE(16, 24);
+  const frame = Buffer.alloc(4);
+  frame.writeInt32BE(body.length, 0);
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    let reply = Buffer.alloc(0);
+    const finish = (ok: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(ok);
+    };
+    const timer = setTimeout(() => finish(false), timeoutMs);
+    socket.on('connect', () => socket.write(Buffer.concat([frame, body])));
+    socket.on('data', (chunk: Buffer) => {
+      reply = Buffer.concat([reply, chunk]);
+      // ConnectResponse: length, protocolVersion, timeOut, sessionId (non-zero once the session exists), …
+      if (reply.length >= 20) finish(reply.readBigInt64BE(12) !== 0n);
+    });
+    socket.on('end', () => finish(false));
+    socket.on('error', () => finish(false));
+  });
+}
+
 /** etcd's /health: true once the member has a leader and serves (it answers {"health":"true"}). */
 export function etcdHealthy(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
   return new Promise((resolve, reject) => {

@@ -52,7 +52,8 @@ export async function observePhase(
     fault: effect,
     phase,
     timeoutMs: Math.max(500, Math.round(timeoutMs)),
-    ...(effect === 'partition' ? {} : { node: target.node }),
+    // A partition's probe also tries a quorum request through a member of the smaller side (halves[0]).
+    ...((target.node ?? target.halves?.[0]?.[0]) ? { node: target.node ?? target.halves?.[0]?.[0] } : {}),
   };
   const observation: Observation = await deployment.faults.observe(query).catch((error: Error) => ({
     seen: false,

@@ -35,7 +35,7 @@ export function checkEffectQuery(query: EffectQuery): void {
   if (query.phase !== 'started' && query.phase !== 'healed') {
     throw new InvalidArgumentError('observe.phase', query.phase, "'started' or 'healed'");
   }
-  if (query.fault !== 'partition') checkNodeId(query.node);
+  if (query.fault !== 'partition' || query.node !== undefined) checkNodeId(query.node);
   const { timeoutMs = 5_000 } = query;
   if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0 || timeoutMs > 600_000) {
     throw new InvalidArgumentError(

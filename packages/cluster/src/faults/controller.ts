@@ -48,7 +48,7 @@ export class FaultController<N extends ClusterNode> implements Faults {
   async observe(query: EffectQuery): Promise<Observation> {
     this.live();
     checkEffectQuery(query);
-    if (query.fault !== 'partition') this.target(String(query.node));
+    if (query.node !== undefined || query.fault !== 'partition') this.target(String(query.node));
     return this.probes.observe(query);
   }
 

@@ -8,7 +8,10 @@ export type ObservableFault = 'kill' | 'pause' | 'partition' | 'cutClients' | 'l
 
 export interface EffectQuery {
   readonly fault: ObservableFault;
-  /** The node the fault acted on (all but `partition`). */
+  /**
+   * The node the fault acted on; for `partition`, optionally a member on the minority side (the isolated one),
+   * whose quorum requests the probe also tries.
+   */
   readonly node?: string;
   /** `started`: wait until the fault's effect shows; `healed`: until it is gone. */
   readonly phase: 'started' | 'healed';
@@ -89,7 +92,7 @@ export class EffectProbes<N extends ClusterNode> {
   }
 
   private look(query: EffectQuery, answerMs: number): Promise<Look> {
-    if (query.fault === 'partition') return this.leaders();
+    if (query.fault === 'partition') return this.partitioned(query.node, answerMs);
     const node = this.sources.node(String(query.node));
     switch (query.fault) {
       case 'kill':
@@ -185,12 +188,27 @@ export class EffectProbes<N extends ClusterNode> {
     return { effect: !rateOff(1) && Math.abs(lead - request.offsetMs) <= tolerance, detail };
   }
 
-  /** Partitioned: some member has no leader or names another one. */
-  private async leaders(): Promise<Look> {
-    const agreement = this.sources.recipe.leaderAgreement;
-    if (!agreement) return { effect: false, detail: 'these servers have no leader to ask about' };
-    const { agreed, detail } = await agreement(this.sources.members.map((n) => this.sources.probeTarget(n)));
-    return { effect: !agreed, detail };
+  /**
+   * Partitioned: a request needing a quorum through a member on the minority side does not complete (seen at once,
+   * before the members themselves notice), or some member has no leader or names another one. Healed: the request
+   * completes and every member names the same leader.
+   */
+  private async partitioned(id: string | undefined, answerMs: number): Promise<Look> {
+    const { recipe } = this.sources;
+    if (!recipe.leaderAgreement)
+      return { effect: false, detail: 'these servers have no leader to ask about' };
+    const minority = id === undefined ? undefined : this.sources.node(id);
+    const [views, quorum] = await Promise.all([
+      recipe.leaderAgreement(this.sources.members.map((n) => this.sources.probeTarget(n))),
+      minority && recipe.quorumRequest
+        ? recipe.quorumRequest(this.sources.probeTarget(minority), answerMs)
+        : Promise.resolve(undefined),
+    ]);
+    const through =
+      quorum === undefined
+        ? ''
+        : `; a quorum request through ${id} ${quorum ? 'completed' : `did not complete in ${answerMs} ms`}`;
+    return { effect: !views.agreed || quorum === false, detail: `${views.detail}${through}` };
   }
 
   private viaClients(node: N, answerMs: number): Promise<{ ms: number; answered: boolean }> {
@@ -198,20 +216,13 @@ export class EffectProbes<N extends ClusterNode> {
     return this.timed({ id: node.id, host, port: Number(port) }, answerMs);
   }
 
-  /** One readiness request with the server's own protocol, timed; unanswered after `answerMs`. */
+  /** One readiness request with the server's own protocol, timed; unanswered (and closed) after `answerMs`. */
   private async timed(target: ProbeTarget, answerMs: number): Promise<{ ms: number; answered: boolean }> {
     const started = performance.now();
-    let timer: NodeJS.Timeout | undefined;
-    const answered = await Promise.race([
-      this.sources.recipe.ready(target).then(
-        () => true,
-        () => false,
-      ),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), answerMs);
-      }),
-    ]);
-    clearTimeout(timer);
+    const answered = await this.sources.recipe.ready(target, answerMs).then(
+      () => true,
+      () => false,
+    );
     return { ms: Math.round(performance.now() - started), answered };
   }
 }

@@ -33,7 +33,8 @@ export function unsupportedFaults(query: FaultSupportQuery): Partial<Record<Topo
     reasons.clock =
       "etcd is a Go binary whose runtime reads the clock through the vDSO, bypassing libc, so an LD_PRELOAD shim can't skew it";
   } else if (query.clockShim === false) {
-    reasons.clock = 'the servers were started without the clock shim (clockShim: false)';
+    // Not loaded: either it could not be built (no gcc), or the cluster was started with clockShim: false.
+    reasons.clock = clockShimError() ?? 'the servers were started without the clock shim (clockShim: false)';
   } else if (query.clockShim === undefined && !clockShimPath()) {
     reasons.clock = clockShimError() ?? 'the clock shim could not be built';
   }

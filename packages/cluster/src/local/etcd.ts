@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { etcdLeader, etcdLeaderAgreement } from '../leader.js';
-import { etcdHealthy } from '../probes.js';
+import { etcdHealthy, etcdQuorumRead } from '../probes.js';
 import type { LocalRecipe, NodeLayout } from './recipe.js';
 
 const peerUrl = (node: NodeLayout) => `http://${node.advertisedHost}:${node.advertisedPeerPorts[0]}`;
@@ -32,7 +32,8 @@ export const etcdRecipe: LocalRecipe = {
       ],
     };
   },
-  ready: (target) => etcdHealthy(target.host, target.port),
+  ready: (target, timeoutMs) => etcdHealthy(target.host, target.port, timeoutMs),
   leader: (targets) => etcdLeader(targets),
   leaderAgreement: (targets) => etcdLeaderAgreement(targets),
+  quorumRequest: (target, timeoutMs) => etcdQuorumRead(target.host, target.port, timeoutMs),
 };

@@ -39,7 +39,7 @@ export interface LocalRecipe {
   readonly readyTimeoutMs: number;
   launch(node: NodeLayout, all: readonly NodeLayout[], clusterToken: string): LaunchSpec;
   /** One readiness probe against a client port: true once the node serves clients. */
-  ready(target: ProbeTarget): Promise<boolean>;
+  ready(target: ProbeTarget, timeoutMs?: number): Promise<boolean>;
   /**
    * For peer ports whose handshake tells the other side where to call back (ZooKeeper's election port), a rewrite
    * of that first message so the call-back goes through the caller's peer proxy too.
@@ -60,4 +60,9 @@ export interface LocalRecipe {
    * runs (ZooKeeper's uptime); servers the clock shim can act on have one.
    */
   readClock?(target: ProbeTarget): Promise<{ ms: number; wall: boolean }>;
+  /**
+   * Whether a request that needs a quorum, sent to this member, completes within `timeoutMs` (etcd: a
+   * linearizable read; ZooKeeper: opening a session): false on a member cut off from the majority.
+   */
+  quorumRequest?(target: ProbeTarget, timeoutMs: number): Promise<boolean>;
 }

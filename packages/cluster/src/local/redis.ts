@@ -33,6 +33,6 @@ export const redisRecipe: LocalRecipe = {
       ],
     };
   },
-  ready: (target) => redisPing(target.host, target.port),
+  ready: (target, timeoutMs) => redisPing(target.host, target.port, timeoutMs),
   readClock: async (target) => ({ ms: await redisTimeMs(target.host, target.port), wall: true }),
 };

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { zookeeperLeader, zookeeperLeaderAgreement } from '../leader.js';
-import { zookeeperMode, zookeeperUptimeMs } from '../probes.js';
+import { zookeeperMode, zookeeperQuorumSession, zookeeperUptimeMs } from '../probes.js';
 import type { LocalRecipe, NodeLayout } from './recipe.js';
 
 /** Debian's zookeeper.jar lists its dependencies in its manifest; slf4j-simple sends logs to stderr. */
@@ -92,9 +92,11 @@ export const zookeeperRecipe: LocalRecipe = {
     };
   },
   // `ruok` answers before the server serves; only `srvr` reporting a Mode means it does.
-  ready: async (target) => (await zookeeperMode(target.host, target.port)) !== undefined,
+  ready: async (target, timeoutMs) =>
+    (await zookeeperMode(target.host, target.port, timeoutMs)) !== undefined,
   leader: (targets) => zookeeperLeader(targets),
   leaderAgreement: (targets) => zookeeperLeaderAgreement(targets),
+  quorumRequest: (target, timeoutMs) => zookeeperQuorumSession(target.host, target.port, timeoutMs),
   readClock: async (target) => ({ ms: await zookeeperUptimeMs(target.host, target.port), wall: false }),
   peerHandshakeRewriter(portIndex, all) {
     if (portIndex !== 1) return undefined; // only the election port has the call-back
