@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { redlockBackend } from '../src/backends/redlock.js';
 import { zkBackend } from '../src/backends/zk.js';
@@ -30,5 +32,17 @@ describe('faults a backend topology cannot apply are refused at validation', () 
   it('faults that take effect on the topology pass', () => {
     expect(refusal('redlock', 'kill,pause-server,clock-jump,latency,cut-clients')).toBeUndefined();
     expect(refusal('zk', 'partition,isolate,clock-drift')).toBeUndefined();
+  });
+});
+
+describe('the CLI', () => {
+  it('exits 64 before starting anything for a partition of Redlock, naming why', async () => {
+    const cli = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+    const result = spawnSync(process.execPath, [cli, 'run', '--backend', 'redlock', '--fault', 'isolate'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(result.status, result.stderr).toBe(64);
+    expect(result.stderr).toMatch(/fault isolate cannot take effect on redlock: .*never talk to each other/);
   });
 });
