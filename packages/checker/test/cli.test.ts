@@ -402,6 +402,30 @@ describe('fencekit-check on hostile input (issue #14)', () => {
     expect(await readFile(join(dir, 'big.html'), 'utf8')).toContain('18446744073709551617');
   });
 
+  it('gives lock checkers JSON fences past 2^53 exactly: a shared fence 2^53 + 1 is caught', async () => {
+    const enter = (index: number, client: number, fence: string) =>
+      `{"index":${index},"time":${index},"process":"resource","type":"ok","f":"enter","value":{"client":${client},"fence":${fence},"accepted":true}}`;
+    const leave = (index: number, client: number) => event(index, 'resource', 'ok', 'leave', { client });
+    const path = join(dir, 'big-fence.jsonl');
+    await writeFile(
+      path,
+      [enter(0, 1, '9007199254740993'), leave(1, 1), enter(2, 2, '9007199254740993'), leave(3, 2)].join('\n'),
+    );
+    const shared = await run(path, '--checker', 'fence', '--json');
+    expect(shared.code).toBe(1);
+    expect(JSON.parse(shared.out).checks.fence.violations[0]).toMatchObject({ kind: 'shared-fence' });
+    await writeFile(
+      path,
+      [enter(0, 1, '9007199254740993'), leave(1, 1), enter(2, 2, '9007199254740994'), leave(3, 2)].join('\n'),
+    );
+    expect((await run(path, '--checker', 'fence')).code).toBe(0);
+    // A bigint where a lock checker wants a number is bad input with a message, not a crash (unknown).
+    await writeFile(path, event(0, 'resource', 'ok', 'init', {}).replace('{}', '{"stock":9007199254740993}'));
+    const stock = await run(path, '--checker', 'inventory');
+    expect(stock.code).toBe(3);
+    expect(stock.err).toMatch(/got 9007199254740993/);
+  });
+
   it('refuses a completion timed before its invoke, naming file and line', async () => {
     const path = join(dir, 'backwards.jsonl');
     await writeFile(

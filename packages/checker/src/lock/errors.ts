@@ -1,3 +1,5 @@
+import { showValue } from '../history/show.js';
+
 /**
  * A lock history that cannot be checked as given: names the event (its `index`) and what was expected.
  * The CLI maps it to exit code 3 (bad input); `runCheckers` maps it to `unknown`.
@@ -11,7 +13,7 @@ export class LockHistoryError extends Error {
   ) {
     super(
       `${index === undefined ? 'Lock history' : `Event ${index}`}: expected ${expected}` +
-        (received === undefined ? '' : `, got ${JSON.stringify(received) ?? String(received)}`),
+        (received === undefined ? '' : `, got ${showValue(received)}`),
     );
   }
 

@@ -97,6 +97,8 @@ export function acceptedOf(event: ResourceEvent, fallback?: boolean): boolean {
 export function fenceOf(event: ResourceEvent, field: 'fence' | 'term' = 'fence'): bigint | undefined {
   const raw = (event.value as unknown as Record<string, unknown>)[field];
   if (raw === undefined || raw === null) return undefined;
+  // JSON integers past 2^53 arrive as bigints (the JSONL reader keeps them exact).
+  if (typeof raw === 'bigint') return raw;
   if (typeof raw === 'string' && /^-?\d+$/.test(raw)) return BigInt(raw);
   if (typeof raw === 'number' && Number.isSafeInteger(raw)) return BigInt(raw);
   throw new LockHistoryError(event.index, `"value.${field}" as an integer or a decimal string`, raw);
