@@ -58,6 +58,15 @@ describe('checkBounds', () => {
     expect(checkBounds(later.sorted()).verdict).toBe('illegal');
   });
 
+  it('exempts nothing for a server fault aimed at a client’s op: the bound must hold whatever the servers do', () => {
+    const h = new LeaseHistory()
+      .fault('flicker', 100 * MS, 1_500 * MS, { node: 'n3', client: 1, process: 1, trigger: 'release' })
+      .op(1, 'release', 50 * MS, 20_050 * MS, { grant: 'x', boundMs: 5_000 });
+    const result = checkBounds(h.sorted());
+    expect(result.stats).toMatchObject({ exempt: 0, overran: 1 });
+    expect(checkBounds(h.sorted(), { clientPauses: ['flicker'] }).stats.exempt).toBe(1);
+  });
+
   it('is unknown when no op carries a bound, and names a malformed bound', () => {
     expect(checkBounds(new LeaseHistory().op(1, 'buy', 0, 1, {}).sorted()).verdict).toBe('unknown');
     const bad = new LeaseHistory().op(1, 'close', 0, 1, { boundMs: 'soon' });

@@ -28,6 +28,7 @@ export {
   type BoundsResult,
   type BoundsStats,
   checkBounds,
+  DEFAULT_CLIENT_PAUSES,
   type OverranViolation,
 } from './lease-bounds.js';
 export { type FaultWindow, faultWindows } from './lease-faults.js';

@@ -26,7 +26,7 @@ export interface OverranViolation {
 export interface BoundsStats {
   /** Ops that carried a bound. */
   bounded: number;
-  /** Of those, ops skipped because a fault aimed at their client (a SIGSTOP) overlapped them. */
+  /** Of those, ops skipped because a pause of their client's process (a SIGSTOP) overlapped them. */
   exempt: number;
   overran: number;
   /** The largest (took − bound) seen, ms; negative when every op kept its bound. */
@@ -42,15 +42,23 @@ export interface BoundsOptions {
    * named by the fault (`value.process`) are exempt.
    */
   clients?: number;
+  /**
+   * Faults that stop a client's process (SIGSTOP), exempting its ops: a stopped process cannot keep
+   * time. Default `pause-client`, `stall-holder`. Faults merely timed around a client's op (a server
+   * outage aimed at its release) exempt nothing: the bound must hold whatever the servers do.
+   */
+  clientPauses?: readonly string[];
 }
+
+export const DEFAULT_CLIENT_PAUSES: readonly string[] = ['pause-client', 'stall-holder'];
 
 export type BoundsResult = CheckResult<OverranViolation, BoundsStats>;
 
 /**
  * Every documented time bound holds: an op whose invoke value carries `boundMs` (or, for a blocking
  * acquire, `waitMs`, the contract's bound) completes within it plus `slackMs`. A pending op counts
- * once the history runs on past its bound. Ops overlapping a fault aimed at their own client (a
- * paused process cannot keep time) are exempt and counted. No bounded op → `unknown`.
+ * once the history runs on past its bound. Ops overlapping a pause of their own client's process
+ * (`clientPauses`: a stopped process cannot keep time) are exempt and counted. No bounded op → `unknown`.
  */
 export function checkBounds(history: Iterable<HistoryEvent>, options: BoundsOptions = {}): BoundsResult {
   const slackMs = options.slackMs ?? 1_000;
@@ -59,7 +67,10 @@ export function checkBounds(history: Iterable<HistoryEvent>, options: BoundsOpti
   }
   const all = inTimeOrder(history);
   const historyEnd = all.length > 0 ? all[all.length - 1]!.time : 0;
-  const aimed = faultWindows(all).filter((f) => f.client !== undefined || f.process !== undefined);
+  const pauses = new Set(options.clientPauses ?? DEFAULT_CLIENT_PAUSES);
+  const aimed = faultWindows(all).filter(
+    (f) => pauses.has(f.fault) && (f.client !== undefined || f.process !== undefined),
+  );
   const stats: BoundsStats = { bounded: 0, exempt: 0, overran: 0, worstMarginMs: Number.NEGATIVE_INFINITY };
   const violations: OverranViolation[] = [];
   const open = new Map<ProcessId, { invoke: HistoryEvent; boundMs: number }>();
