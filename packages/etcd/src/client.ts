@@ -53,8 +53,6 @@ export class EtcdClient implements LockClient<bigint>, ElectionClient {
   readonly #context: QueueContext;
   readonly #closing = new AbortController();
   readonly #inflight = new Set<Promise<unknown>>();
-  readonly #leases = new Set<EtcdLease>();
-  readonly #elections = new Set<EtcdElection>();
   #closed: Promise<void> | undefined;
   readonly #keepAlive: boolean;
 
@@ -117,14 +115,15 @@ export class EtcdClient implements LockClient<bigint>, ElectionClient {
     }
     assertTtlMs('ttlMs', options.ttlMs);
     if (this.#closing.signal.aborted) throw new ClientClosedError('etcd client');
-    const election = new EtcdElection(this.#context, name, options.ttlMs, () =>
-      this.#elections.delete(election),
-    );
-    this.#elections.add(election);
-    return election;
+    return new EtcdElection(this.#context, name, options.ttlMs);
   }
 
-  /** Releases held leases, withdraws waiters and campaigns, revokes sessions, closes the etcd client. */
+  /**
+   * Stops waiters and campaigns (`ClientClosedError`), then revokes every session, which deletes all
+   * the client's keys at once — held leases, leaderships, waiters — and ends their leases (`signal`
+   * aborts with "session closed"); closes the etcd client. At most 2 × `callTimeoutMs` against an
+   * etcd that does not answer: a request in flight, then the revokes (sent together).
+   */
   close(): Promise<void> {
     this.#closed ??= this.#close();
     return this.#closed;
@@ -157,10 +156,7 @@ export class EtcdClient implements LockClient<bigint>, ElectionClient {
       if (!granted) return null;
       const lease = this.#leaseFor(resource, granted);
       // Reading `held`, not `signal`, keeps the lease from building a signal nobody may ever read.
-      if (lease.held) {
-        this.#leases.add(lease);
-        return lease;
-      }
+      if (lease.held) return lease;
       // The grant's validity ran out before it could be handed out: its session lapsed on the way (a
       // TTL of tens of ms on a busy event loop) or died. Never hand that out. Ending it checked the
       // session in and, if that still lives, withdraws the key in the background; queue again (at the
@@ -175,20 +171,14 @@ export class EtcdClient implements LockClient<bigint>, ElectionClient {
   #leaseFor(resource: string, granted: Granted): EtcdLease {
     // Per-grant leases were kept alive only while waiting; from the grant on, only extend() renews.
     if (!this.#keepAlive) granted.session.stopKeepAlive();
-    // `let`: onEnd runs inside the constructor when the session died on the way.
-    let lease: EtcdLease | undefined;
-    lease = new EtcdLease({
+    return new EtcdLease({
       context: this.#context,
       session: granted.session,
       ticket: granted.ticket,
       resource,
       owner: granted.ticket.value,
-      onEnd: () => {
-        if (lease) this.#leases.delete(lease);
-        granted.checkIn();
-      },
+      onEnd: granted.checkIn,
     });
-    return lease;
   }
 
   #track<T>(work: Promise<T>): Promise<T> {
@@ -199,15 +189,12 @@ export class EtcdClient implements LockClient<bigint>, ElectionClient {
   }
 
   async #close(): Promise<void> {
-    // Each phase waits at most one request deadline, so close() takes at most 4 × callTimeoutMs
-    // against an etcd that does not answer: work in flight (a join, then its waiter's withdrawal;
-    // background retries stop at once), resignations and releases together, then the revokes.
     this.#closing.abort(new ClientClosedError('etcd client'));
+    // Work in flight first (a join, a read; background retries stop at once, waiters give up their
+    // place without a request), so that no session is granted after the pools are closed.
     await Promise.allSettled([...this.#inflight]);
-    await Promise.allSettled([
-      ...[...this.#elections].map((e) => e.close()),
-      ...[...this.#leases].map((l) => l.release()),
-    ]);
+    // Every key lives on one of the client's sessions: one revoke each deletes them all, so close()
+    // sends no release, resignation or withdrawal of its own.
     await Promise.allSettled([this.#context.sessions.close(), this.#context.campaignSessions.close()]);
     if (this.#connection.owned) this.#connection.etcd.close();
   }

@@ -144,14 +144,12 @@ export class EtcdElection implements Election {
   readonly #queue: string;
   readonly #closing = new AbortController();
   readonly #leaderships = new Set<EtcdLeadership>();
-  readonly #onClose: () => void;
 
-  constructor(context: QueueContext, name: string, ttlMs: number, onClose: () => void) {
+  constructor(context: QueueContext, name: string, ttlMs: number) {
     this.#context = context;
     this.name = name;
     this.#ttlMs = ttlMs;
     this.#queue = queuePrefix(context.prefix, 'elections', name);
-    this.#onClose = onClose;
   }
 
   async campaign(candidate: string, options: CampaignOptions = {}): Promise<EtcdLeadership> {
@@ -254,7 +252,6 @@ export class EtcdElection implements Election {
     if (this.#closing.signal.aborted) return;
     this.#closing.abort(new LockLostError(this.name, 'election closed'));
     await Promise.allSettled([...this.#leaderships].map((l) => l.resign()));
-    this.#onClose();
   }
 
   private startWatch(revision: bigint, onChange: () => void) {

@@ -109,6 +109,8 @@ export class EtcdLease extends ManagedLease<bigint> {
           await confirm(context, session, ticket, resource);
         },
         release: async () => {
+          // The client closed: revoking its sessions deleted this key with all the others.
+          if (context.closing.aborted && !session.alive) return;
           const outcome = await this.#leave(true);
           // Gone, and someone else heads the queue: the lease had lapsed and was taken over, unless
           // an earlier try of this release may have been the one that deleted the key.

@@ -163,6 +163,11 @@ async function giveUpPlace(
   error: unknown,
   checkIn: () => void,
 ): Promise<void> {
+  // A closing client revokes its sessions next, which deletes this key with the rest: no request here.
+  if (context.closing.aborted) {
+    checkIn();
+    return;
+  }
   let leftover: (() => Promise<void>) | undefined;
   if (ticket) {
     const withdrawTicket = () => withdraw(context, ticket).then(() => undefined);
