@@ -96,7 +96,8 @@ export function timelineSvg(t: Timeline, violations: readonly ViolationMark[]): 
   for (const v of violations) {
     const x1 = x(v.time);
     if (v.end !== undefined && v.end > v.time) {
-      const w = Math.max(2, x(Math.min(v.end, t.t1)) - x1).toFixed(1);
+      // At least 4 px: a 30 ms overlap in a 10 s run must still be seen on the lanes.
+      const w = Math.max(4, x(Math.min(v.end, t.t1)) - x1).toFixed(1);
       for (const lane of v.lanes ?? []) {
         out.push(
           `<rect class="violation-lane" data-lane="${lane}" x="${x1.toFixed(1)}" y="${top + lane * LANE + 1}" width="${w}" height="8" fill="#cf222e"><title>${esc(v.label)}</title></rect>`,
