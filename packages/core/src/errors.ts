@@ -1,3 +1,5 @@
+import { redactText, redactValue, safeCause } from './redact.js';
+
 /**
  * Every failure fencekit reports is one of these. Each has a stable `code` (safe to switch on across
  * versions and processes), a fixed message that says what happened, the useful fields attached, and
@@ -17,6 +19,19 @@ export type FencekitErrorCode =
 
 export abstract class FencekitError extends Error {
   abstract readonly code: FencekitErrorCode;
+  /**
+   * Messages and causes are redacted here, once for every error: URL credentials (`user:pass@`)
+   * leave the message, and a `cause` that is not itself a fencekit error is kept as a safe copy
+   * (see `safeCause`), since a backend's error can carry the request that failed — password and all.
+   */
+  constructor(message: string, options?: ErrorOptions) {
+    super(
+      redactText(message),
+      options !== undefined && 'cause' in options
+        ? { cause: options.cause instanceof FencekitError ? options.cause : safeCause(options.cause) }
+        : undefined,
+    );
+  }
   override get name(): string {
     return this.constructor.name;
   }
@@ -132,19 +147,25 @@ export class IndeterminateError extends FencekitError {
   }
 }
 
-/** A caller passed a bad argument; names the argument, what it got and what was expected. */
+/**
+ * A caller passed a bad argument; names the argument, what it got and what was expected. `received`
+ * is kept redacted (`redactValue`): a bad host list or options object may hold a password.
+ */
 export class InvalidArgumentError extends FencekitError {
   readonly code = 'invalid-argument';
+  readonly received: unknown;
   constructor(
     readonly argument: string,
-    readonly received: unknown,
+    received: unknown,
     readonly expected: string,
   ) {
-    super(`Invalid ${argument}: got ${describe(received)}, expected ${expected}`);
+    const shown = redactValue(received);
+    super(`Invalid ${argument}: got ${describe(shown)}, expected ${expected}`);
+    this.received = shown;
   }
 }
 
-/** The caller's AbortSignal fired; `cause` is the signal's reason. Nothing is left granted behind it. */
+/** The caller's AbortSignal fired; `cause` is the signal's reason (a safe copy when it is an Error). Nothing is left granted behind it. */
 export class LockAbortedError extends FencekitError {
   readonly code = 'aborted';
   constructor(

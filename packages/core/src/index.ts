@@ -74,7 +74,9 @@ export {
   type MemoryLockClientOptions,
 } from './memory-lock-client.js';
 export { type MemoryGrant, MemoryLockServer, type MemoryReleaseOutcome } from './memory-lock-server.js';
+export { REDACTED, redactText, redactValue, safeCause } from './redact.js';
 export {
+  assertCandidate,
   assertNonNegativeMs,
   assertPositiveMs,
   assertResource,

@@ -1,13 +1,8 @@
 import type { CampaignOptions, Election, ElectionClient, LeaderInfo, Leadership } from './contract.js';
-import {
-  ClientClosedError,
-  InvalidArgumentError,
-  LockAbortedError,
-  LockLostError,
-  LockTimeoutError,
-} from './errors.js';
+import { ClientClosedError, LockAbortedError, LockLostError, LockTimeoutError } from './errors.js';
 import { type MemoryCandidacy, MemoryElectionHub } from './memory-election-hub.js';
 import {
+  assertCandidate,
   assertNonNegativeMs,
   assertResource,
   assertSignal,
@@ -76,9 +71,7 @@ export class MemoryElection implements Election {
   }
 
   async campaign(candidate: string, options: CampaignOptions = {}): Promise<Leadership> {
-    if (typeof candidate !== 'string' || candidate.length === 0) {
-      throw new InvalidArgumentError('candidate', candidate, 'a non-empty string');
-    }
+    assertCandidate(candidate);
     assertSignal('signal', options.signal);
     const waitMs = options.waitMs ?? DEFAULT_WAIT_MS;
     assertNonNegativeMs('waitMs', waitMs);

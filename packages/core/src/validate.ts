@@ -21,6 +21,17 @@ export function assertResource(resource: unknown): asserts resource is string {
 }
 
 /**
+ * Election candidates: non-empty, well-formed, printable strings. A candidate is stored as UTF-8 and
+ * read back by `leader()` and `observe()`: a lone surrogate would come back as U+FFFD (another name),
+ * and control characters would reach every log that prints the leader.
+ */
+export function assertCandidate(candidate: unknown): asserts candidate is string {
+  if (typeof candidate !== 'string' || candidate.length === 0 || NOT_PRINTABLE.test(candidate)) {
+    throw new InvalidArgumentError('candidate', candidate, 'a non-empty string of printable characters');
+  }
+}
+
+/**
  * The longest duration a Node.js timer can wait (about 24.8 days). Beyond it `setTimeout` fires
  * after 1 ms, so a longer wait or TTL would end at once instead of late.
  */

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Election, LeaderInfo, Leadership } from '../contract.js';
 import { assertRejectsWithCode, delay, waitForAbort, within } from './context.js';
+import { electionNameChecks } from './election-checks-names.js';
 
 export interface ElectionConformanceOptions {
   /**
@@ -33,8 +34,12 @@ export interface ElectionCheckContext {
   readonly candidates: number;
   /** The session TTL the factory uses (`ElectionConformanceOptions.ttlMs`, default 500 ms). */
   readonly ttlMs: number;
+  /** This check's election name. */
+  readonly name: string;
   /** A fresh participant in this check's election; closed after the check. */
   participant(): Promise<Election>;
+  /** A fresh participant in the election called `name` (the factory may refuse it); closed after the check. */
+  participantIn(name: string): Promise<Election>;
   /** See `ElectionConformanceOptions.loseSession`; present whenever a check requires it. */
   readonly loseSession: ElectionConformanceOptions['loseSession'];
   scaled(ms: number): number;
@@ -68,9 +73,15 @@ export async function withElectionContext(
     await body({
       candidates: options.candidates ?? 5,
       ttlMs: options.ttlMs ?? 500,
+      name,
       loseSession: options.loseSession,
       async participant() {
         const election = await options.createElection(name);
+        opened.push(election);
+        return election;
+      },
+      async participantIn(other) {
+        const election = await options.createElection(other);
         opened.push(election);
         return election;
       },
@@ -310,4 +321,5 @@ export const electionChecks: readonly ElectionCheck[] = [
       await next.resign();
     },
   },
+  ...electionNameChecks,
 ];

@@ -2,6 +2,7 @@ import { type LockConformanceOptions, withCheckContext } from './context.js';
 import type { LockCheck } from './lock-check.js';
 import { freshGrantChecks } from './lock-checks-fresh.js';
 import { lifecycleChecks } from './lock-checks-lifecycle.js';
+import { nameChecks } from './lock-checks-names.js';
 import { safetyChecks } from './lock-checks-safety.js';
 import { waitingChecks } from './lock-checks-waiting.js';
 
@@ -11,6 +12,7 @@ export const lockChecks: readonly LockCheck[] = [
   ...freshGrantChecks,
   ...waitingChecks,
   ...lifecycleChecks,
+  ...nameChecks,
 ];
 
 /** Finds a check by id; throws naming the known ids when there is none. */

@@ -1,0 +1,96 @@
+/**
+ * Credentials out of errors. Connection options carry passwords (`redis://user:pass@host`, etcd
+ * `auth`), and backend clients keep them in places an error can reach: ioredis' `ReplyError` holds
+ * the failed command with its arguments (`AUTH user password`), gRPC errors hold request metadata,
+ * and a host URL with `user:pass@` ends up in messages. Errors are logged, inspected and written to
+ * reports, so every fencekit error passes its message and `cause` through here (see `FencekitError`).
+ */
+
+/** What a redacted secret reads as. */
+export const REDACTED = '***';
+
+// Runs of text between separators; credentials never contain these unencoded. Matching maximal runs
+// once each keeps redaction linear in the text's length, however hostile the text.
+const TOKEN = /[^\s,;'"`()[\]{}<>|]+/g;
+
+/**
+ * `text` with the user-info part of every URL (`redis://user:pass@host` → `redis://***@host`) and of
+ * every bare `user:pass@host` (how etcd and ZooKeeper hosts are often written) replaced by `***`. A
+ * bare `name@host` without a colon (an e-mail address) and `/@scope` paths are left alone.
+ */
+export function redactText(text: string): string {
+  return text.replace(TOKEN, redactToken);
+}
+
+function redactToken(token: string): string {
+  const scheme = token.indexOf('://');
+  const start = scheme >= 0 ? scheme + 3 : 0;
+  const slash = token.indexOf('/', start);
+  const end = slash >= 0 ? slash : token.length;
+  // The last '@' before the path: an unencoded '@' in a password stays inside the redacted part.
+  const at = token.lastIndexOf('@', end - 1);
+  if (at < start) return token;
+  const userinfo = token.slice(start, at);
+  if (scheme < 0 && !userinfo.includes(':')) return token;
+  return `${token.slice(0, start)}${REDACTED}${token.slice(at)}`;
+}
+
+// Option names whose values are secrets, in any object a caller passed (`auth`, `password`, a TLS key…).
+const SECRET_KEY = /pass(word)?|secret|token|private.?key|credential|^auth$/i;
+const MAX_DEPTH = 4;
+
+/**
+ * A copy of a value a caller passed (as kept by `InvalidArgumentError.received`): strings without
+ * URL credentials, arrays and plain objects copied with secret-named fields replaced by `***`.
+ * Other objects are kept as they are (they are not options a password is written into).
+ */
+export function redactValue(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return redactText(value);
+  if (typeof value !== 'object' || value === null) return value;
+  if (depth >= MAX_DEPTH) return REDACTED;
+  if (Array.isArray(value)) return value.map((item) => redactValue(item, depth + 1));
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value;
+  const copy: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    copy[key] = SECRET_KEY.test(key) ? REDACTED : redactValue(item, depth + 1);
+  }
+  return copy;
+}
+
+/** Fields of a backend error that say what failed without carrying request data. */
+const SAFE_FIELDS = ['code', 'errno', 'syscall', 'address', 'port', 'details', 'operation', 'path'];
+
+/**
+ * A safe copy of an error kept as `cause`: same class (so `instanceof` and the printed name still
+ * work), message, stack, `code` and a few fields naming what failed (all text redacted), and a safe
+ * copy of its own `cause` — but none of the other fields, such as ioredis' `command` with its
+ * arguments or a gRPC error's metadata. Values that are not errors go through `redactValue`.
+ */
+export function safeCause(cause: unknown, depth = 0): unknown {
+  if (!(cause instanceof Error)) return redactValue(cause, depth);
+  if (depth >= MAX_DEPTH) return new Error(`${REDACTED} (cause chain cut at depth ${MAX_DEPTH})`);
+  const copy = Object.create(Object.getPrototypeOf(cause)) as Error;
+  // Own, non-enumerable like the originals: defined, not assigned, since some error classes
+  // (DOMException) have accessors for these on the prototype that only work on real instances.
+  const define = (key: string, value: unknown, enumerable = false): void => {
+    Object.defineProperty(copy, key, { value, enumerable, writable: true, configurable: true });
+  };
+  define('name', String(cause.name));
+  define('message', redactText(String(cause.message)));
+  if (typeof cause.stack === 'string') define('stack', redactText(cause.stack));
+  const fields = cause as unknown as Record<string, unknown>;
+  for (const key of SAFE_FIELDS) {
+    const value = fields[key];
+    if (typeof value === 'string') define(key, redactText(value), true);
+    else if (typeof value === 'number' || typeof value === 'boolean') define(key, value, true);
+  }
+  if (Array.isArray(fields.errors)) {
+    define(
+      'errors',
+      fields.errors.map((error) => safeCause(error, depth + 1)),
+    );
+  }
+  if ('cause' in cause) define('cause', safeCause(cause.cause, depth + 1));
+  return copy;
+}
