@@ -21,6 +21,7 @@ describe('clock shim: JVM timed waits', () => {
   });
   afterEach(async () => {
     await jvm?.stop();
+    jvm = undefined;
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -28,11 +28,6 @@ const EFFECT_OF: Readonly<Record<string, ObservableFault>> = {
   latency: 'latency',
 };
 
-/** Whether this fault on this deployment has a probe of its effect (cluster servers; not the memory backend). */
-export function hasProbe(fault: string, deployment: Deployment): boolean {
-  return EFFECT_OF[fault] !== undefined && typeof deployment.faults.observe === 'function';
-}
-
 /**
  * Runs the fault's probe for one phase, bounded by `timeoutMs`, and stamps when it saw what it saw. `startedAt` is
  * the run's start on performance.now(). A probe that fails is recorded as not seen, with the reason.
