@@ -1,5 +1,7 @@
 import {
+  assertCandidate,
   assertNonNegativeMs,
+  assertResource,
   assertSignal,
   assertTtlMs,
   BackendUnavailableError,
@@ -8,7 +10,6 @@ import {
   DEFAULT_WAIT_MS,
   type Election,
   type ElectionClient,
-  InvalidArgumentError,
   isFencekitError,
   type LeaderInfo,
   LockAbortedError,
@@ -45,9 +46,8 @@ export class ZkElection implements Election {
   #closed = false;
 
   constructor(name: string, options: ConnectOptions) {
-    if (typeof name !== 'string' || name.length === 0 || name.length > 512) {
-      throw new InvalidArgumentError('name', name, 'a non-empty election name of at most 512 characters');
-    }
+    // Before the session opens: a refused name must leave nothing behind.
+    assertResource(name);
     const { session, owned, root } = openSession(options);
     this.name = name;
     this.session = session;
@@ -64,9 +64,7 @@ export class ZkElection implements Election {
   }
 
   async campaign(candidate: string, options: CampaignOptions = {}): Promise<ZkLeadership> {
-    if (typeof candidate !== 'string' || candidate.length === 0) {
-      throw new InvalidArgumentError('candidate', candidate, 'a non-empty string');
-    }
+    assertCandidate(candidate);
     assertSignal('signal', options.signal);
     const waitMs = options.waitMs ?? (options.signal ? Number.POSITIVE_INFINITY : DEFAULT_WAIT_MS);
     if (options.waitMs !== undefined) assertNonNegativeMs('waitMs', options.waitMs);
