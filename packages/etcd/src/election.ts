@@ -1,4 +1,5 @@
 import {
+  assertCandidate,
   assertNonNegativeMs,
   assertSignal,
   type CampaignOptions,
@@ -153,9 +154,7 @@ export class EtcdElection implements Election {
   }
 
   async campaign(candidate: string, options: CampaignOptions = {}): Promise<EtcdLeadership> {
-    if (typeof candidate !== 'string' || candidate.length === 0) {
-      throw new InvalidArgumentError('candidate', candidate, 'a non-empty string');
-    }
+    assertCandidate(candidate);
     assertSignal('signal', options.signal);
     const waitMs = options.waitMs ?? (options.signal ? Number.POSITIVE_INFINITY : DEFAULT_WAIT_MS);
     assertNonNegativeMs('waitMs', waitMs === Number.POSITIVE_INFINITY ? 0 : waitMs);

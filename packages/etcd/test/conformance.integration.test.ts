@@ -44,7 +44,14 @@ describeLockConformance('etcd (3 members), keepAlive: false', {
 describeElectionConformance('etcd (3 members)', {
   createElection: async (name) => {
     const client = newClient();
-    const election = client.election(name, { ttlMs: 2_000 });
+    let election: ReturnType<typeof client.election>;
+    try {
+      election = client.election(name, { ttlMs: 2_000 });
+    } catch (error) {
+      // A refused name (the hostile-names check) must not leave this participant's connection open.
+      await client.close();
+      throw error;
+    }
     // Each participant owns its connection, like a separate server would.
     const participant: Election = {
       name: election.name,
