@@ -85,22 +85,33 @@ export interface NodeOutcome {
 export class QuorumError extends FencekitError {
   readonly code = 'quorum';
   readonly failed: readonly NodeOutcome[];
+  /** Each node's part; node names and reasons redacted (a node may be named by a URL with a password). */
+  readonly outcomes: readonly NodeOutcome[];
   constructor(
     readonly resource: string,
     readonly needed: number,
-    readonly outcomes: readonly NodeOutcome[],
+    outcomes: readonly NodeOutcome[],
     options?: ErrorOptions,
   ) {
-    const agreed = outcomes.filter((o) => o.ok).length;
-    const failed = outcomes.filter((o) => !o.ok);
+    const shown = outcomes.map(redactOutcome);
+    const agreed = shown.filter((o) => o.ok).length;
+    const failed = shown.filter((o) => !o.ok);
     const detail = failed.map((o) => `${o.node}: ${o.reason ?? 'refused'}`).join('; ');
     super(
-      `Quorum not reached for "${resource}": ${agreed} of ${outcomes.length} nodes agreed, ${needed} needed` +
+      `Quorum not reached for "${resource}": ${agreed} of ${shown.length} nodes agreed, ${needed} needed` +
         (detail ? ` (${detail})` : ''),
       options,
     );
+    this.outcomes = shown;
     this.failed = failed;
   }
+}
+
+function redactOutcome(outcome: NodeOutcome): NodeOutcome {
+  const node = redactText(outcome.node);
+  return outcome.reason === undefined
+    ? { ...outcome, node }
+    : { ...outcome, node, reason: redactText(outcome.reason) };
 }
 
 /** A fenced resource refused a write whose fence is not above the highest it has seen. */

@@ -9,18 +9,10 @@ import {
   redactValue,
   safeCause,
 } from '@fencekit/core';
+import { renderEverywhere } from '@fencekit/core/testing';
 import { describe, expect, it } from 'vitest';
 
-/** Every way an error reaches a reader: inspected in full, JSON, String, and the cause chain. */
-function everyRendering(error: unknown): string {
-  const chain: string[] = [];
-  for (let e: unknown = error, depth = 0; e !== undefined && depth < 10; depth++) {
-    chain.push(String(e), inspect(e, { depth: Number.POSITIVE_INFINITY, showHidden: true }));
-    chain.push(JSON.stringify(e, (_key, value) => (typeof value === 'bigint' ? String(value) : value)));
-    e = e instanceof Error ? e.cause : undefined;
-  }
-  return chain.join('\n');
-}
+const everyRendering = renderEverywhere;
 
 describe('redactText', () => {
   it('removes user-info from URLs and bare user:pass@host, and leaves other text alone', () => {

@@ -21,3 +21,4 @@ export {
 } from './election-checks.js';
 export type { LockCheck } from './lock-check.js';
 export { lockCheck, lockChecks, runLockCheck } from './lock-checks.js';
+export { assertNoSecret, renderEverywhere } from './secrets.js';
