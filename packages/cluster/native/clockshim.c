@@ -7,9 +7,10 @@
  * From the moment the shim sees new content (it re-checks the file at most every CHECK_NS), every clock reads
  *   fake(t) = base + (t - anchor) * rate       with anchor = that clock's real time at the change,
  * where base is, for wall clocks (REALTIME, TAI), anchor + offset: they may step back, as a wall clock does when
- * NTP steps it. For monotonic clocks (MONOTONIC, MONOTONIC_RAW/COARSE, BOOTTIME) base is the larger of
- * anchor + offset and what the clock read just before the change: a monotonic clock never runs backwards, so a
- * heal (offset 0) or a backward jump leaves it where it is, running at the new rate. Had it stepped back, every
+ * NTP steps it. For monotonic clocks (MONOTONIC, MONOTONIC_RAW/COARSE, BOOTTIME) base is what the clock read just
+ * before the change plus the forward part of the jump (the new offset above the previous one, counted from no
+ * less than zero): a monotonic clock never runs backwards, so a heal (offset 0) or a backward jump leaves it where
+ * it is, running at the new rate, and the next forward jump moves it forward again. Had it stepped back, every
  * timer a server had armed on it would have stalled for the length of the jump (Redis' cron, and with it active
  * expiry; ZooKeeper's session and sync deadlines).
  * clock_gettime, gettimeofday and time are all skewed, so a server sees one consistent jump whichever clock it
@@ -127,9 +128,15 @@ static int parse_skew(const char *text, int64_t *offset, double *rate) {
   return *rate > 0 ? 0 : -1;
 }
 
+/* The wall-clock offset in force: how far a new offset moves the monotonic clocks forward is measured from it. */
+static int64_t offset_in_force = 0;
+
 /* Makes (offset, rate) the skew from now on; monotonic clocks keep any lead they have (see the header). */
 static void apply_skew(int64_t offset, double rate) {
   struct skew *old = atomic_load(&current);
+  int64_t forward = offset - (offset_in_force > 0 ? offset_in_force : 0);
+  if (forward < 0) forward = 0;
+  offset_in_force = offset;
   struct skew *slot = &slots[atomic_fetch_add(&next_slot, 1) % SLOTS];
   int identity = rate == 1.0;
   slot->rate = rate;
@@ -138,11 +145,7 @@ static void apply_skew(int64_t offset, double rate) {
     slot->anchor[clk] = slot->base[clk] = 0;
     if (!skewed_clock(clk) || real_clock_gettime(clk, &ts) != 0) continue;
     int64_t real = to_ns(&ts);
-    int64_t base = real + offset;
-    if (monotonic_clock(clk)) {
-      int64_t now = fake_under(old, clk, real);
-      if (now > base) base = now;
-    }
+    int64_t base = monotonic_clock(clk) ? fake_under(old, clk, real) + forward : real + offset;
     slot->anchor[clk] = real;
     slot->base[clk] = base;
     if (base != real) identity = 0;

@@ -8,8 +8,14 @@ export interface EtcdConnectionOptions {
   hosts?: string | readonly string[];
   /** TLS: CA certificate, and for mutual TLS the client key and certificate chain (PEM buffers). */
   credentials?: { rootCertificate: Buffer; privateKey?: Buffer; certChain?: Buffer };
-  /** etcd user/password authentication. */
+  /**
+   * etcd user/password authentication. Needs TLS (`credentials`, or `https://` hosts), since the
+   * password and the token etcd answers with travel in every request; without TLS it is refused
+   * (`InvalidArgumentError`) unless `allowInsecureAuth` is true.
+   */
   auth?: { username: string; password: string };
+  /** Send `auth` over plaintext connections all the same (a trusted loopback or test network). Default false. */
+  allowInsecureAuth?: boolean;
   /** Deadline for each unary request (ms). Default 5 000: no request waits forever on a dead server. */
   callTimeoutMs?: number;
   /** How long to wait while connecting (ms). Default 5 000. */
@@ -65,9 +71,20 @@ export function connect(options: EtcdConnectionOptions): Connection {
       'one or more etcd endpoints such as "127.0.0.1:2379"',
     );
   }
+  // `etcd3` would take `user:password@` into its target and from there into error messages; etcd
+  // takes credentials only as `auth`. (The error itself shows the hosts redacted.)
+  if (hosts.some((h) => USERINFO.test(h))) {
+    throw new InvalidArgumentError(
+      'hosts',
+      options.hosts,
+      'endpoints without "user:password@" (give etcd credentials as auth)',
+    );
+  }
   const scheme = options.credentials ? 'https://' : 'http://';
+  const urls = hosts.map((h) => (/^https?:\/\//.test(h) ? h : scheme + h));
+  assertAuthOverTls(options, urls);
   const config: IOptions = {
-    hosts: hosts.map((h) => (/^https?:\/\//.test(h) ? h : scheme + h)),
+    hosts: urls,
     dialTimeout: options.dialTimeoutMs ?? 5_000,
     // Streams (watch, keep-alive) live on; every unary call gets a deadline so none hangs forever.
     defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + callTimeoutMs }),
@@ -83,4 +100,37 @@ export function connect(options: EtcdConnectionOptions): Connection {
   if (options.credentials) config.credentials = options.credentials;
   if (options.auth) config.auth = { username: options.auth.username, password: options.auth.password };
   return { etcd: new Etcd3(config), owned: true, callTimeoutMs };
+}
+
+/** A host written with user-info: `user:password@host`, with or without a scheme. */
+const USERINFO = /^(?:[a-z][a-z0-9+.-]*:\/\/)?[^/@]*@/i;
+
+/**
+ * `auth` only over TLS (`etcd3` uses TLS for every host when `credentials` are given or any host is
+ * `https://`), unless the caller opted in with `allowInsecureAuth`: otherwise the password, and the
+ * token etcd answers with, would cross the network in plaintext.
+ */
+function assertAuthOverTls(options: EtcdConnectionOptions, urls: readonly string[]): void {
+  const allow = options.allowInsecureAuth ?? false;
+  if (typeof allow !== 'boolean') {
+    throw new InvalidArgumentError('allowInsecureAuth', allow, 'a boolean');
+  }
+  const { auth } = options;
+  if (auth === undefined) return;
+  if (
+    typeof auth !== 'object' ||
+    auth === null ||
+    typeof auth.username !== 'string' ||
+    typeof auth.password !== 'string'
+  ) {
+    throw new InvalidArgumentError('auth', auth, 'an object with a username and a password (strings)');
+  }
+  const tls = options.credentials !== undefined || urls.some((url) => url.startsWith('https://'));
+  if (!tls && !allow) {
+    throw new InvalidArgumentError(
+      'auth',
+      auth,
+      'TLS to send the password over (credentials, or https:// hosts), or allowInsecureAuth: true',
+    );
+  }
 }

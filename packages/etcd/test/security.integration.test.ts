@@ -1,4 +1,5 @@
 import { isFencekitError } from '@fencekit/core';
+import { assertNoSecret } from '@fencekit/core/testing';
 import { EtcdClient, guardedPut } from '@fencekit/etcd';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { enableAuth, startTlsEtcd, type TlsEtcd } from './support/tls-etcd.js';
@@ -40,14 +41,16 @@ describe('etcd over TLS with user/password', () => {
     await leadership.resign();
   });
 
-  it('a wrong password is a typed error, not a hang', async () => {
+  it('a wrong password is a typed error, not a hang, and shows neither password', async () => {
+    const wrong = 'fencekit-wrong-password';
     const c = client({
       hosts: [server.endpoint],
       credentials: { rootCertificate: server.ca },
-      auth: { username: 'root', password: 'wrong' },
+      auth: { username: 'root', password: wrong },
     });
     const error = await c.acquire('secure', { ttlMs: 2_000, waitMs: 5_000 }).catch((e: unknown) => e);
     expect(isFencekitError(error, 'backend-unavailable'), String(error)).toBe(true);
+    assertNoSecret(error, [wrong, password], 'a wrong password over TLS');
   });
 
   it('without credentials the request is refused with a typed error', async () => {
