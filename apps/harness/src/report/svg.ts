@@ -114,7 +114,9 @@ export function timelineSvg(t: Timeline, violations: readonly ViolationMark[]): 
     }
   }
   const seconds = span / 1e9;
-  const step = seconds > 60 ? 10 : seconds > 20 ? 5 : seconds > 5 ? 1 : 0.5;
+  let step = seconds > 60 ? 10 : seconds > 20 ? 5 : seconds > 5 ? 1 : 0.5;
+  // A stored history may claim to span years: at most 60 ticks, whatever its length.
+  while (seconds / step > 60) step *= 10;
   for (let s = 0; s <= seconds + 1e-9; s += step) {
     const xs = x(t.t0 + s * 1e9).toFixed(1);
     out.push(
