@@ -331,6 +331,23 @@ describe('fencekit-check on hostile input (issue #14)', () => {
     );
   });
 
+  it('gives up on a FIFO nobody writes when the budget ends, and reads one that is written', async () => {
+    const fifo = join(dir, 'history.fifo');
+    await promisify(execFile)('mkfifo', [fifo]);
+    const started = performance.now();
+    const idle = await run(fifo, '--format', 'jsonl', '--model', 'register', '--timeout', '300ms');
+    expect(performance.now() - started).toBeLessThan(5000);
+    expect(idle.code).toBe(2);
+    expect(idle.out).toMatch(/reading .*history\.fifo stopped after line 0: its time budget ran out/);
+    const written = writeFile(
+      fifo,
+      `${event(0, 1, 'invoke', 'write', 1)}\n${event(1, 1, 'ok', 'write', 1)}\n`,
+    );
+    const read = await run(fifo, '--format', 'jsonl', '--model', 'register', '--timeout', '10s');
+    await written;
+    expect(read.code).toBe(0);
+  });
+
   it('answers every read failure with exit 3 naming the file: endless lines, I/O errors, bad UTF-8', async () => {
     for (const format of ['jsonl', 'edn', 'porcupine-log']) {
       const zero = await run('/dev/zero', '--format', format, '--model', 'register');

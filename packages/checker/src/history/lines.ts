@@ -1,5 +1,7 @@
 import { isUtf8 } from 'node:buffer';
-import { createReadStream } from 'node:fs';
+import { constants, createReadStream, open } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import { HistoryParseError, HistoryReadAbortedError, HistoryReadError } from './errors.js';
 import { DEFAULT_MAX_EVENT_BYTES, type ReadOptions } from './read-options.js';
@@ -29,7 +31,12 @@ export async function* readLines(
 ): AsyncGenerator<SourceLine[]> {
   const max = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES;
   const signal = options.signal;
-  const input = typeof source === 'string' ? createReadStream(source) : source;
+  let input: Readable;
+  try {
+    input = typeof source === 'string' ? await openFile(source) : source;
+  } catch (error) {
+    throw readError(file, 0, error);
+  }
   // The unfinished line: the pieces of it that earlier chunks ended with.
   let pending: Buffer[] = [];
   let pendingBytes = 0;
@@ -79,8 +86,9 @@ export async function* readLines(
       if (signal?.aborted) throw new HistoryReadAbortedError(file, line, { cause: signal.reason });
       let next: IteratorResult<unknown>;
       try {
-        next = await chunks.next();
+        next = await nextChunk(chunks, signal);
       } catch (error) {
+        if (error === ABORTED) throw new HistoryReadAbortedError(file, line, { cause: signal?.reason });
         throw readError(file, line, error);
       }
       const chunk = next.done ? undefined : toBuffer(next.value);
@@ -122,8 +130,9 @@ export async function* readLines(
       }
     }
   } finally {
-    // Stopped early (bad line, abort, or the consumer broke off): release the file or stream.
-    if (!finished) await chunks.return?.().catch(() => undefined);
+    // Stopped early (bad line, abort, or the consumer broke off): release the file or stream, without
+    // waiting: a read that never answers (a FIFO nobody writes) must not hold the caller too.
+    if (!finished) chunks.return?.().catch(() => undefined);
     if (typeof source === 'string') input.destroy();
   }
 }
@@ -148,6 +157,45 @@ export function* textLines(text: string): Generator<SourceLine> {
     yield { text: content, line };
     start = end + 1;
   }
+}
+
+/**
+ * A file as a stream of bytes. A FIFO is opened without blocking and read through the event loop:
+ * opened the usual way, a FIFO nobody writes blocks a thread of libuv's pool for good, which no
+ * budget can cancel and which even keeps the process from exiting.
+ */
+async function openFile(path: string): Promise<Readable> {
+  if (!(await stat(path)).isFIFO()) return createReadStream(path);
+  const fd = await new Promise<number>((resolve, reject) =>
+    open(path, constants.O_RDONLY | constants.O_NONBLOCK, (error, opened) =>
+      error ? reject(error) : resolve(opened),
+    ),
+  );
+  return new Socket({ fd, readable: true, writable: false });
+}
+
+const ABORTED = Symbol('aborted');
+
+/** The next chunk, or a rejection with ABORTED as soon as `signal` aborts, even if the read never answers. */
+function nextChunk(
+  chunks: AsyncIterator<unknown>,
+  signal: AbortSignal | undefined,
+): Promise<IteratorResult<unknown>> {
+  if (signal === undefined) return chunks.next();
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(ABORTED);
+    signal.addEventListener('abort', onAbort, { once: true });
+    chunks.next().then(
+      (result) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(result);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 function toBuffer(chunk: unknown): Buffer {
