@@ -56,6 +56,16 @@ export function createSession(options: Omit<ZkServerOptions, 'root'>): ZkSession
       'host:port entries, comma-separated or as a list',
     );
   }
+  // ZooKeeper takes credentials only through addAuthInfo, never in the connection string: a
+  // `user:password@host` entry would be dialled as a host name and end up in error messages.
+  const hostsPart = servers.split('/')[0] ?? '';
+  if (hostsPart.includes('@')) {
+    throw new InvalidArgumentError(
+      'servers',
+      options.servers,
+      'host:port entries without user:password@ (ZooKeeper connection strings carry no credentials)',
+    );
+  }
   const sessionTimeoutMs = options.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS;
   if (typeof sessionTimeoutMs !== 'number' || !Number.isFinite(sessionTimeoutMs) || sessionTimeoutMs < 100) {
     throw new InvalidArgumentError(
