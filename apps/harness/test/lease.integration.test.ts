@@ -1,4 +1,5 @@
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { reportsDir, run, stats } from './support/runs.js';
 
@@ -73,6 +74,30 @@ describe('the lease, liveness and bounds checks on real runs', () => {
     // ... but no two clients believed at once: the lease promise itself held.
     expect(leaseChecks(results)).toEqual({ lease: 'ok', liveness: 'ok', bounds: 'ok' });
   }, 60_000);
+
+  it('record the Curator pattern on ZooKeeper: a holder suspended within its session reclaims its lock, and stays clean', async () => {
+    const { run: r, results } = await run({
+      backend: 'zk',
+      workload: 'inventory',
+      fault: 'suspend',
+      clients: 4,
+      time: '12s',
+      seed: 1,
+      out,
+    });
+    expect(leaseChecks(results), JSON.stringify(results.checkers)).toEqual({
+      lease: 'ok',
+      liveness: 'ok',
+      bounds: 'ok',
+    });
+    const aimed = r.meta.faultsApplied.filter((f) => f.fault === 'suspend' && f.applied);
+    expect(aimed.length, JSON.stringify(r.meta.faultsApplied)).toBeGreaterThan(0);
+    const history = readFileSync(join(r.dir, 'history.jsonl'), 'utf8').split('\n').filter(Boolean);
+    const reclaimed = history.map((l) => JSON.parse(l)).filter((e) => e.f === 'reclaim' && e.type === 'ok');
+    // The reclaimed lease is a new grant on the same fence, judged like any other.
+    expect(reclaimed.length).toBeGreaterThan(0);
+    expect(reclaimed[0].value).toMatchObject({ grant: expect.any(String), validUntil: expect.any(String) });
+  }, 90_000);
 
   for (const backend of ['zk', 'etcd'] as const) {
     it(`keep ${backend} clean under client pauses, without clock faults`, async () => {
