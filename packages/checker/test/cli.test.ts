@@ -232,6 +232,8 @@ describe('fencekit-check bad input', () => {
     const shape = await run(noClient, '--checker', 'mutex');
     expect(shape.code).toBe(3);
     expect(shape.err).toMatch(/Event 0: expected "value.client"/);
+    // The event is named by the file and line it came from too.
+    expect(shape.err).toContain(`${noClient}:1: Event 0`);
   });
 });
 
@@ -517,6 +519,9 @@ describe('fencekit-check on hostile input (issue #14)', () => {
     expect(bad.code).toBe(3);
     expect(raw(bad.err)).toBe(false);
     expect(bad.err).toContain('\\x1b[31m\\x9b');
+    const flag = await run(path, '--model', 'x\u001b[31m\u009b');
+    expect(flag.code).toBe(3);
+    expect(raw(flag.err)).toBe(false);
     const named = await run(join(dir, 'e\u001b[31m.jsonl'), '--model', 'register');
     expect(named.code).toBe(3);
     expect(raw(named.err)).toBe(false);
