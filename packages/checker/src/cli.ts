@@ -46,7 +46,7 @@ export async function main(argv: readonly string[], io: Io = defaultIo): Promise
   const options = program.opts<CliOptions>();
   try {
     // A report that cannot be written is a bad flag: found before a long check, not after it.
-    if (options.html !== undefined) await assertWritable(options.html);
+    if (options.html !== undefined) await assertWritable(options.html, file);
     const outcome = await check(file, options);
     const verdict = outcome.composite.verdict;
     // Written before the verdict is printed, so a failure never follows a verdict it contradicts.
@@ -87,7 +87,7 @@ async function writeReport(path: string, file: string, options: CliOptions, outc
  * The report path must be a regular file or not exist yet, in a directory we may write: a FIFO or
  * device would block the write (or swallow it), a directory cannot be written at all.
  */
-async function assertWritable(path: string): Promise<void> {
+async function assertWritable(path: string, history?: string): Promise<void> {
   const refuse = (why: string): never => {
     throw new BadInputError(`cannot write the HTML report to ${path}: ${why}`);
   };
@@ -96,6 +96,10 @@ async function assertWritable(path: string): Promise<void> {
   );
   if (existing !== undefined) {
     if (!existing.isFile()) refuse('not a regular file');
+    // The report must never overwrite the history it reports on (the same file by any name).
+    const input = history === undefined ? undefined : await stat(history).catch(() => undefined);
+    if (input !== undefined && input.ino === existing.ino && input.dev === existing.dev)
+      refuse('it is the history itself');
     await access(path, constants.W_OK).catch((error: Error) => refuse(error.message));
     return;
   }

@@ -536,6 +536,19 @@ describe('fencekit-check on hostile input (issue #14)', () => {
     }
   });
 
+  it('never writes the HTML report over the history it reads', async () => {
+    const history = join(dir, 'keep.jsonl');
+    const text = `${JSON.stringify({ index: 0, time: 1, process: 1, type: 'invoke', f: 'write', value: 1 })}\n`;
+    await writeFile(history, text);
+    for (const html of [history, join(dir, '.', 'keep.jsonl')]) {
+      const { code, out, err } = await run(history, '--model', 'register', '--html', html);
+      expect(code).toBe(3);
+      expect(out).toBe('');
+      expect(err).toMatch(/it is the history itself/);
+    }
+    expect(await readFile(history, 'utf8')).toBe(text);
+  });
+
   it('fails a bad --html path before printing any verdict', async () => {
     const log = `${DATA}/porcupine/jepsen/etcd_101.log`;
     for (const html of ['/nonexistent/dir/r.html', dir, '/dev/null', '/proc/version']) {
