@@ -77,6 +77,7 @@ export { type MemoryGrant, MemoryLockServer, type MemoryReleaseOutcome } from '.
 export { REDACTED, redactText, redactValue, safeCause } from './redact.js';
 export {
   assertCandidate,
+  assertEncodableKey,
   assertNonNegativeMs,
   assertPositiveMs,
   assertResource,

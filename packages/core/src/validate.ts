@@ -21,6 +21,19 @@ export function assertResource(resource: unknown): asserts resource is string {
 }
 
 /**
+ * A key or path the caller names for a guarded write: a non-empty string that UTF-8 can encode. A
+ * lone surrogate cannot be: `Buffer.from` would write U+FFFD instead, to another key than the one
+ * named. (Control characters are left to the backend: keys are bytes there.)
+ */
+export function assertEncodableKey(argument: string, key: unknown): asserts key is string {
+  if (typeof key !== 'string' || key.length === 0 || LONE_SURROGATE.test(key)) {
+    throw new InvalidArgumentError(argument, key, 'a non-empty string without lone surrogates');
+  }
+}
+
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
  * Election candidates: non-empty, well-formed, printable strings. A candidate is stored as UTF-8 and
  * read back by `leader()` and `observe()`: a lone surrogate would come back as U+FFFD (another name),
  * and control characters would reach every log that prints the leader.

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, StaleFenceError } from '@fencekit/core';
+import { assertEncodableKey, InvalidArgumentError, StaleFenceError } from '@fencekit/core';
 import { CompareResult, CompareTarget, type ICompare, type IRequestOp } from 'etcd3';
 import { callOptions } from './connection.js';
 import { toBackendError } from './errors.js';
@@ -29,9 +29,7 @@ export function ownershipCompare(lease: object): ICompare {
  */
 export async function guardedPut(lease: object, key: string, value: string | Buffer): Promise<void> {
   const holding = requireHolding(lease);
-  if (typeof key !== 'string' || key.length === 0) {
-    throw new InvalidArgumentError('key', key, 'a non-empty string');
-  }
+  assertEncodableKey('key', key);
   const put: IRequestOp = {
     request_put: {
       key: Buffer.from(key, 'utf8'),

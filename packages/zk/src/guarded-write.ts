@@ -1,4 +1,5 @@
 import {
+  assertEncodableKey,
   BackendUnavailableError,
   FencekitError,
   InvalidArgumentError,
@@ -54,6 +55,7 @@ export async function guardedWrite(
   if (typeof path !== 'string' || !path.startsWith('/') || path.length < 2) {
     throw new InvalidArgumentError('path', path, 'an absolute znode path');
   }
+  assertEncodableKey('path', path);
   if (!Buffer.isBuffer(data)) throw new InvalidArgumentError('data', data, 'a Buffer');
   const version = options.version ?? -1;
   try {
