@@ -43,11 +43,11 @@ export function documentedBounds(backend: BackendName, ttlMs: number): Documente
     }
     case 'etcd':
       // README "Time bounds": acquire within waitMs + callTimeoutMs, release within callTimeoutMs,
-      // close() within 4 × callTimeoutMs.
+      // close() within 2 × callTimeoutMs (a request in flight, then the sessions' revokes together).
       return {
         acquireMs: (waitMs) => waitMs + ETCD_CALL_MS,
         releaseMs: ETCD_CALL_MS,
-        closeMs: 4 * ETCD_CALL_MS,
+        closeMs: 2 * ETCD_CALL_MS,
       };
     case 'zk': {
       // A request unanswered for ⅔ of the session timeout suspends the connection and fails
