@@ -176,14 +176,19 @@ export class InvalidArgumentError extends FencekitError {
   }
 }
 
-/** The caller's AbortSignal fired; `cause` is the signal's reason (a safe copy when it is an Error). Nothing is left granted behind it. */
+/** The caller's AbortSignal fired; `cause` is the signal's reason, as given. Nothing is left granted behind it. */
 export class LockAbortedError extends FencekitError {
   readonly code = 'aborted';
   constructor(
     readonly resource: string,
     options?: ErrorOptions,
   ) {
-    super(`Waiting for lock on "${resource}" was aborted`, options);
+    super(`Waiting for lock on "${resource}" was aborted`);
+    // The caller's own value, not a backend's error: kept as it is (not a safe copy), so that a
+    // caller can tell its own reason by identity.
+    if (options !== undefined && 'cause' in options) {
+      Object.defineProperty(this, 'cause', { value: options.cause, writable: true, configurable: true });
+    }
   }
 }
 

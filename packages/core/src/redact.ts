@@ -45,6 +45,15 @@ const MAX_DEPTH = 4;
  * Other objects are kept as they are (they are not options a password is written into).
  */
 export function redactValue(value: unknown, depth = 0): unknown {
+  try {
+    return redactValueOrThrow(value, depth);
+  } catch {
+    // A getter that throws (a hostile or exotic object) must not turn into another error here.
+    return REDACTED;
+  }
+}
+
+function redactValueOrThrow(value: unknown, depth: number): unknown {
   if (typeof value === 'string') return redactText(value);
   if (typeof value !== 'object' || value === null) return value;
   if (depth >= MAX_DEPTH) return REDACTED;
@@ -70,6 +79,15 @@ const SAFE_FIELDS = ['code', 'errno', 'syscall', 'address', 'port', 'details', '
 export function safeCause(cause: unknown, depth = 0): unknown {
   if (!(cause instanceof Error)) return redactValue(cause, depth);
   if (depth >= MAX_DEPTH) return new Error(`${REDACTED} (cause chain cut at depth ${MAX_DEPTH})`);
+  try {
+    return copyError(cause, depth);
+  } catch {
+    // An error whose fields throw when read: say so rather than fail building the outer error.
+    return new Error(`${REDACTED} (the cause could not be read)`);
+  }
+}
+
+function copyError(cause: Error, depth: number): Error {
   const copy = Object.create(Object.getPrototypeOf(cause)) as Error;
   // Own, non-enumerable like the originals: defined, not assigned, since some error classes
   // (DOMException) have accessors for these on the prototype that only work on real instances.

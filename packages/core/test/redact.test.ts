@@ -78,6 +78,19 @@ describe('safeCause', () => {
     const cyclic = new Error('loop');
     (cyclic as { cause?: unknown }).cause = cyclic;
     expect(() => inspect(safeCause(cyclic), { depth: Number.POSITIVE_INFINITY })).not.toThrow();
+    const hostile = new Error('x');
+    Object.defineProperty(hostile, 'message', {
+      get() {
+        throw new Error('boom');
+      },
+    });
+    expect(safeCause(hostile)).toBeInstanceOf(Error);
+    const trap = {
+      get password() {
+        throw new Error('boom');
+      },
+    };
+    expect(new InvalidArgumentError('options', trap, 'x').received).toBe(REDACTED);
   });
 });
 
@@ -92,6 +105,13 @@ describe('fencekit errors', () => {
     expect(error.message).toBe(`redis unavailable: at redis://${REDACTED}@127.0.0.1:1`);
     expect(everyRendering(error)).not.toContain('secret');
     expect((error.cause as Error).message).toBe('WRONGPASS invalid username-password pair');
+  });
+
+  it("LockAbortedError keeps the caller's abort reason as it is", () => {
+    const reason = new Error('shutting down');
+    expect(new LockAbortedError('r', { cause: reason }).cause).toBe(reason);
+    const signal = AbortSignal.abort();
+    expect(new LockAbortedError('r', { cause: signal.reason }).cause).toBe(signal.reason);
   });
 
   it('keep a fencekit cause as it is (it is safe already)', () => {

@@ -13,15 +13,22 @@ import { type LocalRedis, startRedis } from './support/redis-server.js';
 const endpoint = redisEndpoint();
 const [host, port] = endpoint.split(':') as [string, string];
 
-/** What a wrong password gives: the first failure of a tryAcquire (typed, never a hang). */
-async function failureOf(client: RedisLockClient): Promise<unknown> {
+/** What a wrong password gives: the failures of a tryAcquire and an acquire (typed, never a hang). */
+async function failureOf(client: RedisLockClient): Promise<unknown[]> {
   try {
-    const error = await client.tryAcquire(`secret-${randomUUID()}`, { ttlMs: 1_000 }).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(isFencekitError(error), String(error)).toBe(true);
-    return error;
+    const errors: unknown[] = [];
+    for (const attempt of [
+      () => client.tryAcquire(`secret-${randomUUID()}`, { ttlMs: 1_000 }),
+      () => client.acquire(`secret-${randomUUID()}`, { ttlMs: 1_000, waitMs: 1_000 }),
+    ]) {
+      const error = await attempt().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(isFencekitError(error), String(error)).toBe(true);
+      errors.push(error);
+    }
+    return errors;
   } finally {
     await client.close();
   }

@@ -4,7 +4,7 @@ import { inspect } from 'node:util';
 /**
  * Every way an error reaches a reader, joined: `String()`, `util.inspect` in full (hidden fields,
  * any depth), `JSON.stringify`, the stack, for the error and each error down its `cause` chain (and
- * `AggregateError.errors`). A secret absent from this is absent from logs, reports and results.
+ * `AggregateError.errors`; each item of an array). A secret absent from this is absent from logs, reports and results.
  */
 export function renderEverywhere(error: unknown): string {
   const parts: string[] = [];
@@ -18,6 +18,7 @@ export function renderEverywhere(error: unknown): string {
     } catch {
       // A cyclic value cannot be written as JSON at all, so it cannot leak that way either.
     }
+    if (Array.isArray(value)) for (const item of value) visit(item, depth + 1);
     if (value instanceof Error) {
       parts.push(String(value.stack));
       if ('cause' in value) visit(value.cause, depth + 1);
