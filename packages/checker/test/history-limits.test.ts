@@ -19,6 +19,7 @@ import {
   parseOperations,
   parsePorcupineLog,
   readHistoryJsonl,
+  readJepsenEdn,
 } from '../src/history/index.js';
 import { checkLinearizable } from '../src/linearizability/index.js';
 import { casRegister, register } from '../src/models/index.js';
@@ -66,6 +67,26 @@ describe('line length and encoding', () => {
     expect(error).toBeInstanceOf(HistoryParseError);
     expect((error as HistoryParseError).line).toBe(1);
     expect(sent).toBeLessThan(4 * 2 ** 20);
+  });
+
+  it('rejects an EDN op spread over many short lines once it outgrows the limit (an endless vector)', async () => {
+    let lines = 0;
+    const endless = new Readable({
+      read() {
+        lines += 1000;
+        this.push(
+          lines === 1000
+            ? '[{:process 0 :type :invoke :f :write :value [\n'
+            : '1 2 3 4 5 6 7 8\n'.repeat(1000),
+        );
+      },
+    });
+    const error = await (async () => {
+      for await (const _ of readJepsenEdn(endless, 'endless.edn', { maxEventBytes: 2 ** 16 }));
+    })().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HistoryParseError);
+    expect((error as Error).message).toMatch(/^endless\.edn:\d+: expected an op of at most 65536 characters/);
+    expect(lines).toBeLessThan(20_000);
   });
 
   it('rejects invalid UTF-8 with its line, in every format, instead of replacing it', async () => {
