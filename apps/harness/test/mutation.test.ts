@@ -8,7 +8,7 @@ import {
   MutantsUnavailableError,
 } from '../src/mutation/mutants-module.js';
 import { mutantForRun, selectMutants } from '../src/mutation/select.js';
-import { mutationTable } from '../src/mutation/table.js';
+import { attributable, type BaselineRow, type MutantRow, mutationTable } from '../src/mutation/table.js';
 import { OptionsError } from '../src/run/options.js';
 
 const spec = (name: string, backend: string, faults: string[] = []): MutantSpec => ({
@@ -82,42 +82,46 @@ describe('the client process hook', () => {
 });
 
 describe('the mutation table', () => {
+  const setting = 'mutex · pause-client · fencing on';
+  const row = (mutant: string, convictedBy: string[], extra: Partial<MutantRow> = {}): MutantRow => ({
+    mutant,
+    backend: 'redis',
+    setting,
+    expected: ['lease'],
+    convictedBy,
+    seedsTried: 2,
+    harnessMs: 12_340,
+    ...extra,
+  });
+  const clean: BaselineRow = {
+    backend: 'redis',
+    setting,
+    seedsTried: 5,
+    convictions: 0,
+    convictedBy: [],
+    harnessMs: 50_000,
+  };
+
   it('lists convictions with their checker and time, survivors with the time spent, and the baselines', () => {
     const table = mutationTable(
       [
-        {
-          mutant: 'redis-a',
-          backend: 'redis',
-          expected: ['lease'],
-          convictedBy: ['lease'],
-          seedsTried: 2,
-          harnessMs: 12_340,
-        },
-        {
-          mutant: 'zk-a',
-          backend: 'zk',
-          expected: ['lease'],
-          convictedBy: [],
-          seedsTried: 0,
-          harnessMs: 0,
-          note: 'fault x not in this harness',
-        },
+        row('redis-a', ['lease']),
+        row('redis-b', [], { seedsTried: 0, harnessMs: 0, note: 'fault x not in this harness' }),
       ],
-      [
-        {
-          backend: 'redis',
-          setting: 'mutex · pause-client · fencing on',
-          seedsTried: 2,
-          convictions: 0,
-          convictedBy: [],
-          harnessMs: 20_000,
-        },
-      ],
+      [clean],
     );
     expect(table).toContain('| redis-a | redis | lease | lease | 2 | 12.3 s |');
     expect(table).toContain(
-      '| zk-a | zk | lease | **not convicted** (fault x not in this harness) | 0 | — (0.0 s spent) |',
+      '| redis-b | redis | lease | **not convicted** (fault x not in this harness) | 0 | — (0.0 s spent) |',
     );
-    expect(table).toContain('| redis | mutex · pause-client · fencing on | 2 | 0 | — | 20.0 s |');
+    expect(table).toContain('| redis | mutex · pause-client · fencing on | 5 | 0 | — | 50.0 s |');
+  });
+
+  it('does not credit a mutant with a checker that also convicted the unmutated adapter', () => {
+    const dirty: BaselineRow = { ...clean, convictions: 1, convictedBy: ['liveness'] };
+    expect(attributable(row('redis-a', ['liveness', 'lease']), [dirty])).toEqual(['lease']);
+    expect(attributable(row('redis-a', ['liveness']), [dirty])).toEqual([]);
+    const table = mutationTable([row('redis-a', ['liveness'])], [dirty]);
+    expect(table).toContain('| **not proven**: liveness (also unmutated) |');
   });
 });

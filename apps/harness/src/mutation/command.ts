@@ -5,7 +5,7 @@ import type { RunSummary } from '../run/run.js';
 import { measureMutants, recordMutant } from './measure.js';
 import { loadMutants, MUTANT_ENV } from './mutants-module.js';
 import { mutantForRun, selectMutants } from './select.js';
-import { mutationTable } from './table.js';
+import { attributable, mutationTable } from './table.js';
 
 /**
  * A mutant is installed only when a command asks for one (`run --mutant`, `mutants`), never because a
@@ -81,9 +81,9 @@ export async function mutantsCommand(
   });
   const minutes = ((performance.now() - started) / 60_000).toFixed(1);
   hooks.write(`\n${mutationTable(outcome.rows, outcome.baselines)}`);
-  const convicted = outcome.rows.filter((r) => r.convictedBy.length > 0).length;
+  const convicted = outcome.rows.filter((r) => attributable(r, outcome.baselines).length > 0).length;
   const dirty = outcome.baselines.filter((b) => b.convictions > 0).length;
   hooks.write(
-    `\n${convicted} of ${outcome.rows.length} mutants convicted; ${dirty} of ${outcome.baselines.length} unmutated settings convicted; ${minutes} min. Runs: ${resolve(o.out)}\n`,
+    `\n${convicted} of ${outcome.rows.length} mutants convicted by a checker the unmutated adapter passed; ${dirty} of ${outcome.baselines.length} unmutated settings convicted; ${minutes} min. Runs: ${resolve(o.out)}\n`,
   );
 }

@@ -74,19 +74,20 @@ export async function measureMutants(
       continue;
     }
     try {
-      const tried = new Map<string, { mutant: MutantSpec; seeds: number }>();
+      const settings = new Map<string, MutantSpec>();
       for (const mutant of mine) {
         if (options.signal?.aborted) break;
         const row = await measureOne(mutant, deployment, provider, options, say);
         rows.push(row);
-        const setting = settingOf(mutant);
-        if (row.seedsTried > 0 && (tried.get(setting)?.seeds ?? 0) < row.seedsTried) {
-          tried.set(setting, { mutant, seeds: row.seedsTried });
-        }
+        if (row.seedsTried > 0 && !settings.has(row.setting)) settings.set(row.setting, mutant);
       }
-      for (const [setting, { mutant, seeds }] of tried) {
+      // Every seed a mutant could have used, even where it was convicted at the first: a setting that
+      // convicts the unmutated adapter now and then (a tight liveness bound after a restart) must show.
+      for (const [setting, mutant] of settings) {
         if (options.signal?.aborted) break;
-        baselines.push(await measureBaseline(mutant, setting, seeds, deployment, provider, options, say));
+        baselines.push(
+          await measureBaseline(mutant, setting, options.seeds, deployment, provider, options, say),
+        );
       }
     } finally {
       await deployment.faults.heal().catch(() => undefined);
@@ -98,7 +99,16 @@ export async function measureMutants(
 
 function notRun(mutant: MutantSpec, note: string): MutantRow {
   const { name, backend, checkers } = mutant;
-  return { mutant: name, backend, expected: checkers, convictedBy: [], seedsTried: 0, harnessMs: 0, note };
+  return {
+    mutant: name,
+    backend,
+    setting: settingOf(mutant),
+    expected: checkers,
+    convictedBy: [],
+    seedsTried: 0,
+    harnessMs: 0,
+    note,
+  };
 }
 
 async function measureOne(

@@ -2,6 +2,8 @@
 export interface MutantRow {
   mutant: string;
   backend: string;
+  /** Its exposure as the baselines name it (see `settingOf`). */
+  setting: string;
   /** The checkers the mutant names as expected to convict it. */
   expected: readonly string[];
   /** The checkers that said `illegal` on the convicting run; empty when it was not convicted. */
@@ -30,6 +32,16 @@ export interface BaselineRow {
 
 const seconds = (ms: number) => `${(ms / 1_000).toFixed(1)} s`;
 
+/**
+ * The checkers that convicted a mutant and never the unmutated adapter under the same setting: only
+ * those convictions are the mutant's doing. A mutant convicted only by checkers that also convicted
+ * the unmutated adapter is not proven.
+ */
+export function attributable(row: MutantRow, baselines: readonly BaselineRow[]): string[] {
+  const baseline = baselines.find((b) => b.backend === row.backend && b.setting === row.setting);
+  return row.convictedBy.filter((c) => !baseline?.convictedBy.includes(c));
+}
+
 /** The mutation table in Markdown (README and terminal alike). */
 export function mutationTable(rows: readonly MutantRow[], baselines: readonly BaselineRow[]): string {
   const lines = [
@@ -37,10 +49,14 @@ export function mutationTable(rows: readonly MutantRow[], baselines: readonly Ba
     '| --- | --- | --- | --- | --- | --- |',
   ];
   for (const r of rows) {
+    const own = attributable(r, baselines);
+    const by = r.convictedBy.map((c) => (own.includes(c) ? c : `${c} (also unmutated)`)).join(', ');
     const verdict =
-      r.convictedBy.length > 0
-        ? r.convictedBy.join(', ')
-        : `**not convicted**${r.note ? ` (${r.note})` : ''}`;
+      r.convictedBy.length === 0
+        ? `**not convicted**${r.note ? ` (${r.note})` : ''}`
+        : own.length === 0
+          ? `**not proven**: ${by}`
+          : by;
     const time = r.convictedBy.length > 0 ? seconds(r.harnessMs) : `— (${seconds(r.harnessMs)} spent)`;
     lines.push(
       `| ${r.mutant} | ${r.backend} | ${r.expected.join(', ')} | ${verdict} | ${r.seedsTried} | ${time} |`,
