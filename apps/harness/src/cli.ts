@@ -10,8 +10,10 @@ import { recheckRun } from './check/recheck.js';
 import { ignoreInheritedMutant, mutantsCommand, runWithMutant } from './mutation/command.js';
 import { FAULT_NAMES } from './nemesis/faults.js';
 import { SCENARIO_NAMES } from './nemesis/scenarios.js';
+import { prepareOutputDir } from './report/output-dir.js';
 import { rebuildSite } from './report/rebuild.js';
 import { writeSiteIndex } from './report/site.js';
+import { warnOnce, warnOnStderr } from './report/warnings.js';
 import { leftOpen, openResources } from './run/leftovers.js';
 import { OptionsError, parseRunOptions } from './run/options.js';
 import { consoleProgress } from './run/progress.js';
@@ -46,7 +48,12 @@ function interruptible(): AbortSignal {
 
 const program = new Command('fencekit')
   .description('Jepsen-style harness: lock clients against real clusters under faults, checked and reported')
-  .showHelpAfterError();
+  .showHelpAfterError()
+  // A reports directory that cannot take files fails at once (exit 3), before servers or clients start.
+  .hook('preAction', (_program, command) => {
+    const out = command.opts().out;
+    if (typeof out === 'string') prepareOutputDir(out);
+  });
 
 program
   .command('run')
@@ -183,8 +190,9 @@ program
   .description('rebuild every run page and the site index from stored results')
   .option('--out <dir>', 'reports directory', 'reports')
   .action((o: { out: string }) => {
-    const pages = rebuildSite(o.out);
-    const index = writeSiteIndex(o.out);
+    const warn = warnOnce(warnOnStderr);
+    const pages = rebuildSite(o.out, warn);
+    const index = writeSiteIndex(o.out, { warn });
     process.stdout.write(`${pages} run pages; ${resolve(index)}\n`);
   });
 

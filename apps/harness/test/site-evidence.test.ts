@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import { writeSiteIndex } from '../src/index.js';
 import type { RunMeta, RunResults } from '../src/run/output.js';
 import { suiteResults } from '../src/suite/results.js';
 import type { SuiteOutcome } from '../src/suite/suite.js';
+import { runMeta, runResults, storeRun } from './support/stored-runs.js';
 
 /**
  * The per-cell evidence (conviction rate, 95 % Wilson interval, median time to the first violation) as
@@ -20,8 +21,7 @@ function store(
   verdict: RunResults['verdict'],
   firstViolationMs: number | null,
 ): SuiteOutcome {
-  const full = {
-    id,
+  const full = runMeta(id, {
     startedAt: `2026-12-03T07:00:0${id.length % 10}.000Z`,
     backend: 'zk',
     workload: 'inventory',
@@ -31,18 +31,13 @@ function store(
     seed: 1,
     clients: 3,
     ...meta,
-  } as RunMeta;
-  const results = {
-    id,
+  });
+  const base = runResults(id);
+  const results = runResults(id, {
     verdict,
-    problems: [],
-    checkers: {},
-    summary: { opsPerSecond: 10, firstViolationMs },
-  } as unknown as RunResults;
-  const dir = join(root, id);
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'run.json'), JSON.stringify(full));
-  writeFileSync(join(dir, 'results.json'), JSON.stringify(results));
+    summary: { ...base.summary, opsPerSecond: 10, firstViolationMs },
+  });
+  const dir = storeRun(root, id, { meta: full, results });
   return {
     entry: {
       options: { backend: full.backend as 'zk', workload: full.workload, fault: full.faults.join(',') },
@@ -62,7 +57,7 @@ const outcomes = [
   // A hostile value in every field the site prints: it must come out as text.
   store(
     'eeeee',
-    { backend: '<img src=x onerror=alert(1)>', workload: '"><script>x()</script>' as never, faults: ["'&"] },
+    { backend: '<img src=x onerror=alert(1)>', faults: ["'&", '"><script>x()</script>'] },
     'illegal',
     5,
   ),

@@ -1,4 +1,5 @@
 import { escapeHtml } from '@fencekit/checker';
+import { FENCEKIT_PAGE_MARK } from './ownership.js';
 
 /** Escapes text for HTML element content and attribute values: the checker's, the repo's one escaper. */
 export const esc = escapeHtml;
@@ -25,10 +26,20 @@ td.figures-cell { max-width: 46em; }
 .figures .k { color: var(--muted); }
 `;
 
-/** One self-contained page: inline CSS, inline SVG, no scripts, no network. */
+/**
+ * The checker page's policy without its one allowance (its own inline script): these pages have no
+ * script, so none runs, whatever a stored file smuggled past the escaping; no network either.
+ */
+export const PAGE_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
+
+/** One self-contained page: inline CSS, inline SVG, no scripts, no network; marked as fencekit's. */
 export function page(title: string, body: string): string {
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${esc(PAGE_CSP)}">
+${FENCEKIT_PAGE_MARK}
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(title)}</title><style>${STYLE}</style></head>
 <body>
 ${body}

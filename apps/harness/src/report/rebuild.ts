@@ -1,18 +1,26 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseHistoryJsonl } from '@fencekit/checker';
 import { writeRunPage } from './run-page.js';
 import { storedRuns } from './site.js';
+import { readRunHistory, StoredRunError } from './stored-run.js';
+import { skippedRun, type Warn, warnOnStderr } from './warnings.js';
 
-/** Re-renders every stored run's page from its history and stored results (no re-check). */
-export function rebuildSite(root: string): number {
+/**
+ * Re-renders every stored run's page from its history and stored results (no re-check). A run whose
+ * files cannot be read is skipped with a warning; returns the number of pages written.
+ */
+export function rebuildSite(root: string, warn: Warn = warnOnStderr): number {
   let pages = 0;
-  for (const run of storedRuns(root)) {
+  for (const run of storedRuns(root, warn)) {
     const dir = join(root, run.dir);
-    const historyPath = join(dir, 'history.jsonl');
-    const history = parseHistoryJsonl(readFileSync(historyPath, 'utf8'), historyPath);
-    writeRunPage(dir, run.meta, run.results, history);
-    pages++;
+    let history: ReturnType<typeof readRunHistory>;
+    try {
+      history = readRunHistory(join(dir, 'history.jsonl'));
+    } catch (error) {
+      if (!(error instanceof StoredRunError)) throw error;
+      warn(skippedRun(error));
+      continue;
+    }
+    if (writeRunPage(dir, run.meta, run.results, history, warn)) pages++;
   }
   return pages;
 }

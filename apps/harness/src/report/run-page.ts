@@ -1,23 +1,30 @@
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { HistoryEvent } from '@fencekit/checker';
 import type { RunMeta, RunResults } from '../run/output.js';
 import { figuresHtml } from './figures.js';
 import { esc, page, verdictBadge } from './html.js';
+import { writeOwnPage } from './ownership.js';
 import { faultColour, plotSvg, type Series, timelineSvg } from './svg.js';
 import { buildTimeline } from './timeline-data.js';
 import { violationMarks } from './violations.js';
+import { type Warn, warnOnStderr } from './warnings.js';
 
 const MAX_POINTS = 20_000;
+/** Bars of the throughput plot: a longer history gets wider bars, not more of them. */
+const MAX_BARS = 600;
 
-/** Writes `<dir>/index.html`: verdict first, then the evidence, all inline. */
+/**
+ * Writes `<dir>/index.html`: verdict first, then the evidence, all inline. A page there that fencekit
+ * did not write is left alone (said through `warn`).
+ */
 export function writeRunPage(
   dir: string,
   meta: RunMeta,
   results: RunResults,
   history: readonly HistoryEvent[],
-): void {
-  writeFileSync(join(dir, 'index.html'), renderRunPage(meta, results, history));
+  warn: Warn = warnOnStderr,
+): boolean {
+  return writeOwnPage(join(dir, 'index.html'), renderRunPage(meta, results, history), true, warn);
 }
 
 export function renderRunPage(meta: RunMeta, results: RunResults, history: readonly HistoryEvent[]): string {
@@ -71,7 +78,7 @@ function explain(results: RunResults): string {
 function checkerTable(results: RunResults): string {
   const rows = Object.entries(results.checkers).map(
     ([name, c]) =>
-      `<tr data-checker="${esc(name)}"><td>${esc(name)}</td><td>${verdictBadge(c.verdict)}</td><td>${c.violationCount}</td><td class="figures-cell">${figuresHtml(c.stats)}</td><td>${esc(c.error ?? '')}</td></tr>`,
+      `<tr data-checker="${esc(name)}"><td>${esc(name)}</td><td>${verdictBadge(c.verdict)}</td><td>${esc(c.violationCount)}</td><td class="figures-cell">${figuresHtml(c.stats)}</td><td>${esc(c.error ?? '')}</td></tr>`,
   );
   return `<table id="checkers"><tr><th>checker</th><th>verdict</th><th>violations</th><th>figures</th><th>error</th></tr>${rows.join('')}</table>`;
 }
@@ -144,19 +151,23 @@ function latencyPlot(t: ReturnType<typeof buildTimeline>): string {
 
 function throughputPlot(t: ReturnType<typeof buildTimeline>): string {
   const seconds = Math.max(1, Math.ceil((t.t1 - t.t0) / 1e9));
-  const ok = new Array<number>(seconds).fill(0);
-  const failed = new Array<number>(seconds).fill(0);
+  // One bar per second, or per several for a long history (a stored one may span years).
+  const width = Math.ceil(seconds / MAX_BARS);
+  const bars = Math.ceil(seconds / width);
+  const ok = new Array<number>(bars).fill(0);
+  const failed = new Array<number>(bars).fill(0);
   for (const op of t.ops) {
     if (op.end === undefined) continue;
-    const s = Math.min(seconds - 1, Math.floor((op.end - t.t0) / 1e9));
+    const s = Math.max(0, Math.min(bars - 1, Math.floor((op.end - t.t0) / 1e9 / width)));
     if (op.type === 'ok') ok[s]!++;
     else failed[s]!++;
   }
+  const perSecond = (counts: number[]) => counts.map((n, i) => ({ x: i * width, y: n / width }));
   return plotSvg(
     'throughput',
     [
-      { name: 'ok/s', colour: '#1a7f37', points: ok.map((y, x) => ({ x, y })) },
-      { name: 'failed or unknown/s', colour: '#cf222e', points: failed.map((y, x) => ({ x, y })) },
+      { name: 'ok/s', colour: '#1a7f37', points: perSecond(ok) },
+      { name: 'failed or unknown/s', colour: '#cf222e', points: perSecond(failed) },
     ],
     { xLabel: 'time (s)', yLabel: 'operations per second', bars: true, xMax: seconds },
   );

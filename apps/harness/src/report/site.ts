@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunMeta, RunResults } from '../run/output.js';
 import {
@@ -9,44 +9,70 @@ import {
   FIRST_VIOLATION_MEASURE,
 } from '../suite/evidence.js';
 import { esc, page, verdictBadge } from './html.js';
+import { writeOwnPage } from './ownership.js';
+import { readRunMeta, readRunResults, StoredRunError } from './stored-run.js';
+import { type ReportWarning, skippedRun, type Warn, warnOnStderr } from './warnings.js';
 
-interface StoredRun {
+export interface StoredRun {
   dir: string;
   meta: RunMeta;
   results: RunResults;
 }
 
-/** Every run under `root` that has both run.json and results.json (others are skipped: not judged yet). */
-export function storedRuns(root: string): StoredRun[] {
-  if (!existsSync(root)) return [];
+/**
+ * Every run under `root` with both run.json and results.json, each checked for its shape: a run
+ * without results.json is not judged yet and left out quietly; a file that cannot be read or is not
+ * what fencekit writes is left out with a warning naming it and what was wrong.
+ */
+export function readStoredRuns(root: string): { runs: StoredRun[]; skipped: ReportWarning[] } {
   const runs: StoredRun[] = [];
+  const skipped: ReportWarning[] = [];
+  if (!existsSync(root)) return { runs, skipped };
   for (const dir of readdirSync(root, { withFileTypes: true })) {
     if (!dir.isDirectory()) continue;
     const metaPath = join(root, dir.name, 'run.json');
     const resultsPath = join(root, dir.name, 'results.json');
     if (!existsSync(metaPath) || !existsSync(resultsPath)) continue;
     try {
-      runs.push({
-        dir: dir.name,
-        meta: JSON.parse(readFileSync(metaPath, 'utf8')) as RunMeta,
-        results: JSON.parse(readFileSync(resultsPath, 'utf8')) as RunResults,
-      });
-    } catch {
-      // A half-written run (interrupted mid-write) is left out of the index rather than breaking it.
+      runs.push({ dir: dir.name, meta: readRunMeta(metaPath), results: readRunResults(resultsPath) });
+    } catch (error) {
+      if (!(error instanceof StoredRunError)) throw error;
+      skipped.push(skippedRun(error));
     }
   }
-  return runs.sort((a, b) => a.meta.startedAt.localeCompare(b.meta.startedAt));
+  runs.sort((a, b) => a.meta.startedAt.localeCompare(b.meta.startedAt));
+  return { runs, skipped };
+}
+
+/** The runs of `readStoredRuns`, each skipped file told to `warn`. */
+export function storedRuns(root: string, warn: Warn = warnOnStderr): StoredRun[] {
+  const { runs, skipped } = readStoredRuns(root);
+  for (const w of skipped) warn(w);
+  return runs;
 }
 
 const faultLabel = (m: RunMeta) => cellOf(m).faults;
 const rowLabel = (m: RunMeta) => `${m.backend} · ${m.fencing ? 'fencing on' : 'fencing off'}`;
 
-/** Writes `<root>/index.html`: the backend × fault × fencing matrix with every run linked. */
-export function writeSiteIndex(root: string): string {
+export interface SiteIndexOptions {
+  /** Whether an absent index may be created (default true); an existing one is rewritten only if fencekit's. */
+  mayCreate?: boolean;
+  warn?: Warn;
+}
+
+/**
+ * Writes `<root>/index.html`, the backend × fault × fencing matrix with every run linked, unless a
+ * page there is not fencekit's (left alone, with a warning). Returns the index's path.
+ */
+export function writeSiteIndex(root: string, options: SiteIndexOptions = {}): string {
+  const warn = options.warn ?? warnOnStderr;
   const path = join(root, 'index.html');
-  writeFileSync(path, renderSiteIndex(storedRuns(root)));
+  writeOwnPage(path, renderSiteIndex(storedRuns(root, warn)), options.mayCreate ?? true, warn);
   return path;
 }
+
+/** A run's page from the index: its directory name as one URL path segment. */
+const runHref = (dir: string) => esc(`${encodeURIComponent(dir)}/index.html`);
 
 export function renderSiteIndex(runs: readonly StoredRun[]): string {
   const rows = [...new Set(runs.map((r) => rowLabel(r.meta)))].sort();
@@ -65,7 +91,7 @@ ${rows
           const here = cells.get(`${row}|${col}`) ?? [];
           const links = here.map(
             (r) =>
-              `<a href="${esc(r.dir)}/index.html" title="${esc(`${r.meta.workload}, seed ${r.meta.seed}`)}" data-run="${esc(r.dir)}">${verdictBadge(r.results.verdict)} <small>${esc(r.meta.workload)}</small></a>`,
+              `<a href="${runHref(r.dir)}" title="${esc(`${r.meta.workload}, seed ${r.meta.seed}`)}" data-run="${esc(r.dir)}">${verdictBadge(r.results.verdict)} <small>${esc(r.meta.workload)}</small></a>`,
           );
           const evidence = here.length ? evidenceLine(evidenceOf(here)) : '';
           return `<td class="cell" data-row="${esc(row)}" data-col="${esc(col)}" data-verdict="${esc(summaryVerdict(here))}">${evidence}${links.join('<br>')}</td>`;
@@ -78,7 +104,7 @@ ${rows
 <p>Which lock setups keep “only one at a time” under real faults, measured: each cell lists the runs of one backend,
 fencing setting and fault, with the checkers’ verdict (<strong>illegal</strong> = a violation was found and is shown on
 the run’s page; <strong>ok</strong> = every checker passed a complete history; <strong>unknown</strong> = not decided).
-${runs.length} runs.</p>
+${esc(runs.length)} runs.</p>
 <h2>Backend × fault × fencing</h2>
 ${runs.length ? matrix : '<p>No runs yet: <code>fencekit suite --short</code>.</p>'}
 <h2>Evidence per cell</h2>
@@ -91,7 +117,7 @@ ${[...runs]
   .reverse()
   .map(
     (r) =>
-      `<tr><td>${esc(r.meta.startedAt)}</td><td>${esc(r.meta.backend)}</td><td>${esc(r.meta.workload)}</td><td>${esc(faultLabel(r.meta))}</td><td>${r.meta.fencing ? 'on' : 'off'}</td><td>${esc(r.meta.seed)}</td><td><a href="${esc(r.dir)}/index.html">${verdictBadge(r.results.verdict)}</a></td><td>${esc(r.results.summary.opsPerSecond)}</td></tr>`,
+      `<tr><td>${esc(r.meta.startedAt)}</td><td>${esc(r.meta.backend)}</td><td>${esc(r.meta.workload)}</td><td>${esc(faultLabel(r.meta))}</td><td>${r.meta.fencing ? 'on' : 'off'}</td><td>${esc(r.meta.seed)}</td><td><a href="${runHref(r.dir)}">${verdictBadge(r.results.verdict)}</a></td><td>${esc(r.results.summary.opsPerSecond)}</td></tr>`,
   )
   .join('\n')}</table>`;
   return page('fencekit consistency report', body);
@@ -149,12 +175,11 @@ function cronTable(runs: readonly StoredRun[]): string {
   const cron = runs.filter((r) => r.meta.workload === 'cron' && r.results.checkers.cron);
   if (cron.length === 0) return '<p class="muted">No cron runs.</p>';
   const rows = cron.map((r) => {
-    const s = r.results.checkers.cron!.stats as {
-      ticks?: number;
-      duplicates?: number;
-      duplicatesPer1000Ticks?: number;
-    };
-    return `<tr data-backend="${esc(r.meta.backend)}"><td>${esc(r.meta.backend)}</td><td>${esc(faultLabel(r.meta))}</td><td>${s.ticks ?? '?'}</td><td>${s.duplicates ?? '?'}</td><td class="rate">${s.duplicatesPer1000Ticks === undefined ? '?' : s.duplicatesPer1000Ticks.toFixed(1)}</td><td><a href="${esc(r.dir)}/index.html">run</a></td></tr>`;
+    // A checker's figures are free-form in results.json: only numbers are shown as figures.
+    const s = (r.results.checkers.cron!.stats ?? {}) as Record<string, unknown>;
+    const figure = (v: unknown, format = (n: number) => String(n)) =>
+      esc(typeof v === 'number' ? format(v) : '?');
+    return `<tr data-backend="${esc(r.meta.backend)}"><td>${esc(r.meta.backend)}</td><td>${esc(faultLabel(r.meta))}</td><td>${figure(s.ticks)}</td><td>${figure(s.duplicates)}</td><td class="rate">${figure(s.duplicatesPer1000Ticks, (n) => n.toFixed(1))}</td><td><a href="${runHref(r.dir)}">run</a></td></tr>`;
   });
   return `<table id="cron"><tr><th>backend</th><th>faults</th><th>ticks</th><th>duplicate runs</th><th>per 1 000 ticks</th><th></th></tr>${rows.join('')}</table>`;
 }

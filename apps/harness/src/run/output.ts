@@ -7,6 +7,7 @@ import { withFaultEffects } from '../nemesis/observation.js';
 import { writeRunPage } from '../report/run-page.js';
 import { writeSiteIndex } from '../report/site.js';
 import { violationMarks } from '../report/violations.js';
+import type { Warn } from '../report/warnings.js';
 import type { WorkloadName } from '../workloads/types.js';
 
 /** Everything about a run except its history: written as run.json so `fencekit check` can re-judge it. */
@@ -72,11 +73,23 @@ export async function writeRun(
   return judgeRun(dir, meta, history);
 }
 
+export interface JudgeOptions {
+  /**
+   * The site index in the parent directory: a run's own reports directory gets one ('create', the
+   * default); a re-checked run's parent may be anyone's, so its index is refreshed only if fencekit
+   * made it ('if-fencekit').
+   */
+  siteIndex?: 'create' | 'if-fencekit';
+  /** Where stored files skipped and pages left alone are told (default: stderr). */
+  warn?: Warn;
+}
+
 /** Checks a stored history and writes results.json and the run page. */
 export async function judgeRun(
   dir: string,
   meta: RunMeta,
   history: readonly HistoryEvent[],
+  options: JudgeOptions = {},
 ): Promise<Verdict> {
   const checked = await checkHistory(
     {
@@ -98,8 +111,11 @@ export async function judgeRun(
     summary: { ...figures(meta, history), firstViolationMs: firstViolationMs(meta, outcome, history) },
   };
   writeFileSync(join(dir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
-  writeRunPage(dir, meta, results, history);
-  writeSiteIndex(join(dir, '..'));
+  writeRunPage(dir, meta, results, history, options.warn);
+  writeSiteIndex(join(dir, '..'), {
+    mayCreate: options.siteIndex !== 'if-fencekit',
+    ...(options.warn ? { warn: options.warn } : {}),
+  });
   return outcome.verdict;
 }
 

@@ -1,0 +1,189 @@
+import { readFileSync, statSync } from 'node:fs';
+import { type HistoryEvent, HistoryParseError, parseHistoryJsonl } from '@fencekit/checker';
+import { z } from 'zod';
+import type { RunMeta, RunResults } from '../run/output.js';
+import { WORKLOADS } from '../workloads/types.js';
+
+/*
+ * run.json, results.json and history.jsonl are read back by `fencekit check` and `fencekit report`
+ * from directories anyone may have copied, edited or crafted: each is checked for its shape before a
+ * page or a check uses it. A problem names the file and what was wrong, never the offending value
+ * (a stored file may carry a password or markup meant for a terminal).
+ */
+
+/** Larger run.json/results.json files are not ours (results keep 50 violations per checker). */
+const MAX_JSON_BYTES = 32 * 1024 * 1024;
+/** history.jsonl is read into memory for the page: past this it is refused rather than exhausting memory. */
+const MAX_HISTORY_BYTES = 256 * 1024 * 1024;
+/** Deeper JSON than this is not ours, and the pages' figures would recurse through it. */
+const MAX_DEPTH = 64;
+
+/** A stored run file that cannot be used: `problem` says what was wrong with `file`. */
+export class StoredRunError extends Error {
+  readonly code = 'invalid-stored-run';
+  constructor(
+    readonly file: string,
+    readonly problem: string,
+  ) {
+    super(`${file}: ${problem}`);
+  }
+  override get name(): string {
+    return 'StoredRunError';
+  }
+}
+
+const verdict = z.enum(['ok', 'illegal', 'unknown']);
+const count = z.number().int().min(0);
+const observedPhase = z.object({ seen: z.boolean(), detail: z.string(), atMs: z.number() });
+
+const faultWindow = z.object({
+  fault: z.string(),
+  target: z.object({
+    node: z.string().optional(),
+    halves: z.tuple([z.array(z.string()), z.array(z.string())]).optional(),
+    client: z.number().int().optional(),
+  }),
+  applied: z.boolean(),
+  error: z.string().optional(),
+  evidence: z.record(z.string(), z.unknown()).optional(),
+  observed: z.object({ started: observedPhase.optional(), healed: observedPhase.optional() }).optional(),
+});
+
+/** run.json as `writeRun` stores it; fields added later are optional so older runs still read. */
+export const runMetaSchema = z.object({
+  id: z.string(),
+  startedAt: z.string(),
+  backend: z.string(),
+  workload: z.enum(WORKLOADS),
+  faults: z.array(z.string()),
+  scenario: z.string().nullable(),
+  fencing: z.boolean(),
+  safeFences: z.boolean(),
+  provider: z.string(),
+  // As `--clients` allows: the page draws one lane per client.
+  clients: z.number().int().min(1).max(64),
+  seed: z.number().int().min(0),
+  durationMs: z.number().min(0),
+  startedAtNs: z.number().optional(),
+  elapsedMs: z.number().min(0),
+  ttlMs: z.number().positive(),
+  windowMs: z.number().min(0),
+  stock: z.number().int(),
+  tickMs: z.number().positive(),
+  nodes: z.array(z.string()),
+  faultsApplied: z.array(faultWindow),
+  problems: z.array(z.string()),
+}) satisfies z.ZodType<RunMeta>;
+
+const checkerReport = z.object({
+  verdict,
+  violationCount: count,
+  violations: z.array(z.unknown()),
+  stats: z.unknown(),
+  error: z.string().optional(),
+});
+
+/** results.json as `judgeRun` stores it. */
+export const runResultsSchema = z.object({
+  id: z.string(),
+  checkedAt: z.string(),
+  verdict,
+  problems: z.array(z.string()),
+  checkers: z.record(z.string(), checkerReport),
+  summary: z.object({
+    operations: count,
+    ok: count,
+    fail: count,
+    info: count,
+    opsPerSecond: z.number().min(0),
+    faultsApplied: count,
+    faultsFailed: count,
+    // Runs recorded before it was kept have none.
+    firstViolationMs: z.number().min(0).nullable().default(null),
+  }),
+}) satisfies z.ZodType<RunResults, unknown>;
+
+export function readRunMeta(path: string): RunMeta {
+  return validate(path, runMetaSchema, readJson(path));
+}
+
+export function readRunResults(path: string): RunResults {
+  return validate(path, runResultsSchema, readJson(path));
+}
+
+/** history.jsonl through the checker's reader; its errors say file, line and what was expected. */
+export function readRunHistory(path: string): HistoryEvent[] {
+  const text = readText(path, MAX_HISTORY_BYTES);
+  try {
+    return parseHistoryJsonl(text, path);
+  } catch (error) {
+    // The reader's message quotes the bad line: only where and what is kept.
+    if (error instanceof HistoryParseError)
+      throw new StoredRunError(path, `line ${error.line}: expected ${error.expected}`);
+    throw new StoredRunError(path, `not a history (${(error as Error).name})`);
+  }
+}
+
+function readText(path: string, maxBytes: number): string {
+  let size: number;
+  try {
+    const stat = statSync(path);
+    // A FIFO or a device (/dev/zero) would block or never end: only regular files are read.
+    if (!stat.isFile()) throw new StoredRunError(path, 'not a regular file');
+    size = stat.size;
+  } catch (error) {
+    if (error instanceof StoredRunError) throw error;
+    throw new StoredRunError(path, `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  if (size > maxBytes) throw new StoredRunError(path, `larger than ${maxBytes} bytes`);
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (error) {
+    throw new StoredRunError(path, `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new StoredRunError(path, 'not valid UTF-8');
+  }
+}
+
+function readJson(path: string): unknown {
+  const text = readText(path, MAX_JSON_BYTES);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    // JSON.parse's message quotes the text: not repeated.
+    throw new StoredRunError(path, 'not valid JSON');
+  }
+  if (depthOver(value, MAX_DEPTH)) throw new StoredRunError(path, `nested deeper than ${MAX_DEPTH} levels`);
+  return value;
+}
+
+/** Iterative, so a hostile nesting cannot overflow the stack here either. */
+function depthOver(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= limit) return true;
+    for (const inner of Object.values(v)) stack.push([inner, depth + 1]);
+  }
+  return false;
+}
+
+function validate<T>(path: string, schema: z.ZodType<T, unknown>, value: unknown): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  // zod's messages name the expected type or options, not the value found.
+  const issues = parsed.error.issues.slice(0, 3).map((i) => {
+    // Keys come from the file too: only plain ones are named.
+    const where = i.path.length
+      ? i.path.map((k) => (/^[\w-]{1,40}$/.test(String(k)) ? String(k) : '…')).join('.')
+      : 'the file';
+    return `${where}: ${i.message}`;
+  });
+  throw new StoredRunError(path, issues.join('; '));
+}
