@@ -15,14 +15,22 @@ const TOKEN = /[^\s,;'"`()[\]{}<>|]+/g;
 
 /**
  * `text` with the user-info part of every URL (`redis://user:pass@host` → `redis://***@host`) and of
- * every bare `user:pass@host` (how etcd and ZooKeeper hosts are often written) replaced by `***`. A
- * bare `name@host` without a colon (an e-mail address) and `/@scope` paths are left alone.
+ * every bare `user:pass@host` (how etcd and ZooKeeper hosts are often written) replaced by `***`,
+ * and so are secret query parameters (`?password=…`). A bare `name@host` without a colon (an e-mail
+ * address) and `/@scope` paths are left alone.
  */
 export function redactText(text: string): string {
   return text.replace(TOKEN, redactToken);
 }
 
+// `?password=…` and the like in a URL's query (some clients read credentials from there).
+const SECRET_PARAMETER = /([?&](?:password|pass|pwd|secret|token)=)[^&#]*/gi;
+
 function redactToken(token: string): string {
+  return redactUserinfo(token).replace(SECRET_PARAMETER, `$1${REDACTED}`);
+}
+
+function redactUserinfo(token: string): string {
   const scheme = token.indexOf('://');
   const start = scheme >= 0 ? scheme + 3 : 0;
   const slash = token.indexOf('/', start);
