@@ -33,12 +33,14 @@ export const DEFAULT_CALL_TIMEOUT_MS = 5_000;
  * retries a failed try up to three more times, on the next member, and a deadline from
  * `defaultCallOptions` restarted with every try: a request to a stopped member took 4 ×
  * `callTimeoutMs`. Here the end is fixed once, before the call; `etcd3` reads `deadline` once per try
- * (it spreads these options into each try's own), and each try gets at most half the budget, so a
- * try stuck on a stopped member still leaves the next one, on another member, time to answer.
+ * (it spreads these options into each try's own), and each try gets at most a quarter of the budget,
+ * so a try stuck on a member that is stopped, or gone without a reset (a killed container), leaves
+ * the next tries, on the other members, time to answer. A quarter, not a half: after a member dies,
+ * a revoke or withdrawal that frees the queue should not wait half the budget first.
  */
 export function callOptions(timeoutMs: number): { readonly deadline: number } {
   const end = Date.now() + timeoutMs;
-  const slice = timeoutMs / 2;
+  const slice = timeoutMs / 4;
   return {
     get deadline() {
       return Math.min(end, Date.now() + slice);
@@ -86,6 +88,10 @@ export function connect(options: EtcdConnectionOptions): Connection {
   const config: IOptions = {
     hosts: urls,
     dialTimeout: options.dialTimeoutMs ?? 5_000,
+    // gRPC waits 1 s, then up to 2 min (×1.6 each) before reconnecting a channel that failed: after
+    // an outage of a few seconds a member could stay unused for seconds more while clients' sessions
+    // and the queue's clean-up wait for it. Reconnect within 1 s of its return instead.
+    grpcOptions: { 'grpc.initial_reconnect_backoff_ms': 100, 'grpc.max_reconnect_backoff_ms': 1_000 },
     // Streams (watch, keep-alive) live on; every unary call gets a deadline so none hangs forever.
     defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + callTimeoutMs }),
     faultHandling: {

@@ -163,8 +163,9 @@ async function giveUpPlace(
   error: unknown,
   checkIn: () => void,
 ): Promise<void> {
-  // A closing client revokes its sessions next, which deletes this key with the rest: no request here.
-  if (context.closing.aborted) {
+  // A closing client revokes its sessions next, and a session that ended is revoked by its pool (with
+  // retries): either way this key goes with its session, and no request here holds up a rejoin.
+  if (context.closing.aborted || !session.alive) {
     checkIn();
     return;
   }

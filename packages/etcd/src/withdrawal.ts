@@ -5,10 +5,10 @@ import type { Session } from './session.js';
 
 /**
  * Tries before a withdrawal gives up while its session still lives. Each try is bounded by
- * `callTimeoutMs` and the pauses grow to 1 s, so this is minutes: far past any short outage. It only
+ * `callTimeoutMs` and the pauses grow to 500 ms, so this is minutes: far past any short outage. It only
  * makes sure the loop ends; an etcd that answers keep-alives answers this delete too.
  */
-const MAX_TRIES = 120;
+const MAX_TRIES = 240;
 
 /**
  * Deletes an ended lease's key in the background. A lease can end while its key stays in etcd — a
@@ -29,7 +29,7 @@ export function withdrawInBackground(
 }
 
 /**
- * Calls `tryOnce` until it resolves, with core's backoff (50 ms doubling to 1 s) between tries, as
+ * Calls `tryOnce` until it resolves, with core's backoff (50 ms doubling to 500 ms) between tries, as
  * long as none of `stops` has aborted, `deadline` (a `monotonicNow()` instant) has not passed, and
  * etcd did not refuse the request. Never rejects.
  */
@@ -39,7 +39,8 @@ export async function retryInBackground(
   deadline = Number.POSITIVE_INFINITY,
 ): Promise<void> {
   const ended = anySignal(stops);
-  const backoff = new Backoff({ baseMs: 50, capMs: 1_000 });
+  // Capped at 500 ms: once etcd is back, the clean-up that frees the queue follows within about that.
+  const backoff = new Backoff({ baseMs: 50, capMs: 500 });
   try {
     for (let tries = 0; tries < MAX_TRIES && !ended.signal.aborted; tries++) {
       try {
