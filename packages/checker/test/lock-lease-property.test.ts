@@ -41,36 +41,23 @@ const grant: fc.Arbitrary<GrantSpec> = fc
     checks: [...new Map(checks.map((c) => [10 * (start + 1 + c.after), c])).entries()]
       .sort((a, b) => a[0] - b[0])
       .map(([at, c]) => ({ at, held: c.held, validUntil: at + 10 * c.more })),
-    release: release === undefined ? undefined : 10 * (start + 1 + release),
+    // Half a grid step off: a release never shares an instant with a reading.
+    release: release === undefined ? undefined : 10 * (start + 1 + release) + 5,
   }));
 
 /**
- * The believed-valid window by its definition, written independently of the checker: the client
- * believes at instant t iff nothing ended the lease at or before t (a release, a `held: false`) and t is
- * before the validUntil of its latest reading at or before t, each reading made while the one before
- * still held (a later one comes too late); once false, the belief never comes back.
- * The condition only changes at the instants named in the facts, so the end is the first of those
- * (at or after the grant) where it fails.
+ * The believed-valid window by its definition (the issue's words), written independently of the
+ * checker: from the grant to the first release or `held: false`, but no further than the validUntil of
+ * the client's latest `held: true` reading before that (the grant's own, without one), and never
+ * before that reading itself.
  */
 function referenceEnd(g: GrantSpec): number {
-  const believes = (t: number) => {
-    if (g.release !== undefined && g.release <= t) return false;
-    let v = g.validUntil;
-    for (const c of g.checks) {
-      if (c.at > t) break;
-      // A reading at or after the belief's end comes too late: the window had already closed.
-      if (v <= c.at || !c.held) return false;
-      v = c.validUntil;
-    }
-    return t < v;
-  };
-  const instants = [g.start, g.validUntil, ...g.checks.flatMap((c) => [c.at, c.validUntil])];
-  if (g.release !== undefined) instants.push(g.release);
-  const candidates = [...new Set(instants)].filter((t) => t >= g.start).sort((a, b) => a - b);
-  // The belief is piecewise constant between candidates and ends at the first failing one, but a
-  // reading that restores it after it ended does not count: scan in order and stop at the first failure.
-  for (const t of candidates) if (!believes(t)) return t;
-  return Number.POSITIVE_INFINITY;
+  const firstFalse = g.checks.find((c) => !c.held)?.at ?? Number.POSITIVE_INFINITY;
+  const end = Math.min(firstFalse, g.release ?? Number.POSITIVE_INFINITY);
+  const held = g.checks.filter((c) => c.held && c.at < end);
+  const last = held.at(-1);
+  const belief = last ? Math.max(last.validUntil, last.at) : Math.max(g.validUntil, g.start);
+  return Math.min(end, belief);
 }
 
 function toHistory(grants: GrantSpec[]): LeaseHistory {

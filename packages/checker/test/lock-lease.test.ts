@@ -57,12 +57,20 @@ describe('checkLeases', () => {
     const result = checkLeases(extended.sorted());
     expect(result.verdict).toBe('illegal');
     expect(overlaps(result.violations)[0]).toMatchObject({ from: 1_500, to: 2_000, firstLeftNs: 500 });
-    // The same extension read only after the lease had run out does not count: the belief had ended.
+    // Read only after the first validity had run out, `held: true` still counts: the client believes
+    // again (a holder whose `held` survives a stall past its session is exactly what must be caught).
     const late = new LeaseHistory()
       .grant(1, 'a', 0, 1_000)
       .check(1, 'a', 1_200, true, 2_000)
       .grant(2, 'b', 1_500, 3_000);
-    expect(checkLeases(late.sorted()).verdict).toBe('ok');
+    expect(checkLeases(late.sorted()).verdict).toBe('illegal');
+    // Whereas a reading that says the lease is over ends it where its validity had ended.
+    const over = new LeaseHistory()
+      .grant(1, 'a', 0, 1_000)
+      .check(1, 'a', 1_200, false)
+      .grant(2, 'b', 1_500, 3_000);
+    expect(checkLeases(over.sorted()).verdict).toBe('ok');
+    expect(leaseWindows(over.sorted()).windows[0]).toMatchObject({ end: 1_000, endedBy: 'expired' });
   });
 
   it('follows the latest reading, not the largest: a validity that shrank ends the window earlier', () => {

@@ -9,23 +9,15 @@ import type { Workload } from './types.js';
  * a store that can guard writes (etcd, ZooKeeper), the new stock is first written in the store under
  * its guard, and only a write the store accepted goes on to the resource (which checks the fence too).
  * The client checks that its lease is still valid before the window, as a careful client would, and
- * the `buy` records what that check saw (`value.lease`); the window is the gap that check cannot close.
+ * again once its write is done; the `buy` records both readings (`value.lease`). The window is the gap
+ * the first check cannot close.
  */
 export const inventory: Workload = (ctx) =>
   lockedSections(ctx, 'stock', async (held) => {
     const { config, resource, recorder } = ctx;
     const fence = held.fence;
     let soldOut = false;
-    await recorder.op('buy', { grant: held.grant, fence: fence ?? null }, async (note) => {
-      const { stock } = await resource.read(recorder.process, fence);
-      if (stock <= 0) {
-        soldOut = true;
-        return fail({ reason: 'sold out', stock });
-      }
-      const check = held.check();
-      note({ lease: check });
-      if (!check.held) return fail({ reason: 'lease ended before the write' });
-      await ctx.window('buy');
+    const write = async (stock: number) => {
       if (config.fencing && ctx.guardedWrite) {
         // The store itself refuses the write once this grant is gone, whatever this client believes.
         try {
@@ -38,6 +30,24 @@ export const inventory: Workload = (ctx) =>
       }
       const { accepted } = await resource.write(recorder.process, stock - 1, fence);
       return accepted ? ok({ stock: stock - 1 }) : fail({ reason: 'stale fence refused', stock: stock - 1 });
+    };
+    await recorder.op('buy', { grant: held.grant, fence: fence ?? null }, async (note) => {
+      const { stock } = await resource.read(recorder.process, fence);
+      if (stock <= 0) {
+        soldOut = true;
+        return fail({ reason: 'sold out', stock });
+      }
+      const check = held.check();
+      note({ lease: check });
+      if (!check.held) return fail({ reason: 'lease ended before the write' });
+      await ctx.window('buy');
+      try {
+        return await write(stock);
+      } finally {
+        // Read again once the write is done, as a careful client does to know whether its lease held
+        // throughout: a `held: true` after a stall past the lease's real end is the lie to catch.
+        note({ lease: [check, held.check()] });
+      }
     });
     return soldOut ? 'done' : 'more';
   });

@@ -5,7 +5,7 @@ import type { Workload } from './types.js';
 /**
  * Critical sections timed by the resource: acquire → check the lease (recorded on the `enter` op as
  * `value.lease`) → enter (the resource records the entry, and refuses a stale fence when fencing is
- * on) → hold for the window → leave → release.
+ * on) → hold for the window → leave (with a second reading of the lease) → release.
  */
 export const mutex: Workload = (ctx) =>
   lockedSections(ctx, 'section', async (held) => {
@@ -20,7 +20,9 @@ export const mutex: Workload = (ctx) =>
     });
     if (entered.type === 'ok') {
       await ctx.window('section');
-      await recorder.op('leave', { fence: fence ?? null }, async () => {
+      await recorder.op('leave', { fence: fence ?? null }, async (note) => {
+        // What the holder believes as it leaves: held through its section, or not.
+        note({ lease: held.check() });
         await resource.leave(recorder.process, fence);
         return ok();
       });

@@ -168,42 +168,38 @@ function observation(event: HistoryEvent, raw: unknown): Fact {
 }
 
 /**
- * Walks a grant's facts in the order the client made them: the belief at any instant is the latest
- * `validUntil` read before it, so the window ends at the first instant past that, or at the first
- * release or `held: false`, whichever comes first.
+ * Walks a grant's facts in the order the client made them. The window runs to the first release or
+ * `held: false` (the client knew it was over), but no further than the latest `validUntil` it read
+ * while it held — and at least to that reading itself (it said it held then). A later reading counts
+ * even when an earlier validity had lapsed before it: a client that reads `held: true` again believes
+ * again (a lease whose `held` comes back after its validity ran out is exactly what must be judged).
  */
 function close(grant: Grant): LeaseWindow {
   const w = grant.window;
   const facts = grant.facts.sort((a, b) => a.at - b.at || a.index - b.index);
   let believed = w.validUntil;
-  let end = Number.POSITIVE_INFINITY;
+  let heldAt = w.start;
+  let ended = Number.POSITIVE_INFINITY;
   for (const fact of facts) {
-    if (believed <= fact.at) break;
     if (!fact.held) {
-      end = fact.at;
+      ended = fact.at;
       w.endedBy = fact.release ? 'release' : 'not-held';
       w.endIndex = fact.index;
       break;
     }
     w.observations++;
-    if (fact.validUntil === undefined) continue;
-    believed = fact.validUntil;
-    // A reading already past its own validUntil ends the belief at the reading (not earlier: until then
-    // the client believed the previous one).
-    if (believed <= fact.at) {
-      end = fact.at;
-      w.endedBy = 'expired';
-      w.endIndex = fact.index;
-      break;
-    }
+    heldAt = Math.max(heldAt, fact.at);
+    if (fact.validUntil !== undefined) believed = fact.validUntil;
   }
   w.validUntil = believed;
-  // No fact ended it: the belief runs to its latest validUntil (a window never ends before it starts).
-  if (end === Number.POSITIVE_INFINITY && Number.isFinite(believed)) {
-    end = Math.max(believed, w.start);
-    w.endedBy = 'expired';
+  const belief = Math.max(believed, heldAt);
+  if (belief < ended) {
+    w.end = belief;
+    w.endedBy = Number.isFinite(belief) ? 'expired' : 'open';
+    w.endIndex = undefined;
+  } else {
+    w.end = ended;
   }
-  w.end = end;
   return w;
 }
 
