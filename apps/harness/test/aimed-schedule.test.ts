@@ -6,6 +6,7 @@ import { faultSchedule, OptionsError, parseRunOptions } from '../src/index.js';
 import type { ClientHandle } from '../src/nemesis/nemesis.js';
 import { validateRun } from '../src/run/compatibility.js';
 import { EventWatch } from '../src/run/event-watch.js';
+import { WindowWatch } from '../src/run/window-watch.js';
 import { parseSeeds, selectEntries, suiteMatrix } from '../src/suite/matrix.js';
 
 describe('the schedule of the aimed faults', () => {
@@ -113,5 +114,27 @@ describe('suite --backends, --faults and --seeds', () => {
     expect(parseSeeds('20')).toBe(20);
     expect(parseSeeds(undefined)).toBeUndefined();
     for (const bad of ['0', '1.5', 'x', '-3']) expect(() => parseSeeds(bad)).toThrow(OptionsError);
+  });
+});
+
+describe('WindowWatch', () => {
+  it('gives an opened window to the first waiter that accepts it, pausing it there if asked; ends waits on timeout and abort', async () => {
+    const watch = new WindowWatch();
+    const paused: number[] = [];
+    const client = (index: number) => ({ index, pause: () => paused.push(index) }) as unknown as ClientHandle;
+    const never = new AbortController().signal;
+    const onlyTwo = watch.next(1_000, never, { accept: (c) => c.index === 2, pause: true });
+    const any = watch.next(1_000, never);
+    watch.opened(client(1));
+    watch.opened(client(2));
+    expect((await any)?.index).toBe(1);
+    expect((await onlyTwo)?.index).toBe(2);
+    expect(paused).toEqual([2]);
+    expect(await watch.next(10, never)).toBeUndefined();
+    const aborted = new AbortController();
+    aborted.abort();
+    expect(await watch.next(60_000, aborted.signal)).toBeUndefined();
+    watch.opened(client(3));
+    expect(paused).toEqual([2]);
   });
 });
