@@ -4,6 +4,7 @@
  * report. Progress goes to stderr; the report's location and verdicts to stdout.
  */
 import { resolve } from 'node:path';
+import { escapeText } from '@fencekit/checker';
 import { Command, Option } from 'commander';
 import { BACKENDS } from './backends/types.js';
 import { recheckRun } from './check/recheck.js';
@@ -200,7 +201,8 @@ program
   .parseAsync()
   .catch((error: unknown) => {
     const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`fencekit: ${message}\n`);
+    // Messages may name paths from a directory listing (a run directory's name): no raw escapes.
+    process.stderr.write(`fencekit: ${escapeText(message)}\n`);
     process.exitCode = error instanceof OptionsError ? 64 : 3;
   })
   // Every server and process was torn down by now. Anything still open was left by a library: name it

@@ -184,6 +184,24 @@ function fencekit(
   });
 }
 
+describe('fencekit report', () => {
+  it('says which run it skipped and why on stderr, with no raw escape from a directory name', async () => {
+    const root = site();
+    storeRun(root, 'good', { meta: runMeta('good'), results: runResults('good') });
+    storeRun(root, 'bad\u001b]0;retitled\u0007', {
+      meta: { ...runMeta('bad'), seed: SECRET },
+      results: runResults('bad'),
+    });
+    const r = await fencekit(['report', '--out', root], 60_000);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/^fencekit: warning: skipped .*bad.*run\.json: seed: /m);
+    expect(r.stderr).not.toContain('\u001b');
+    expect(r.stderr).not.toContain('\u0007');
+    expect(r.stderr).not.toContain(SECRET);
+    expect(readFileSync(join(root, 'index.html'), 'utf8')).toContain('data-run="good"');
+  });
+});
+
 describe('--out', () => {
   it('under /proc fails at once with exit 3 (it hung forever in a recursive mkdir)', async () => {
     for (const args of [

@@ -7,6 +7,9 @@
  * - `./verdict`: Jepsen-style composition (illegal > unknown > ok, a crash is never a pass);
  * - `./html`: the self-contained report page.
  */
+
+/** Terminal-safe text, for other tools that print what a history or a stored file says. */
+export { escapeLine, escapeText } from './cli/terminal.js';
 export * from './history/index.js';
 export * from './html/index.js';
 export * from './linearizability/index.js';

@@ -1,3 +1,4 @@
+import { escapeLine } from '@fencekit/checker';
 import type { StoredRunError } from './stored-run.js';
 
 /**
@@ -18,10 +19,10 @@ export const skippedRun = (error: StoredRunError): ReportWarning => ({
   problem: error.problem,
 });
 
-/** The CLI's default: one line on stderr, where progress goes too. */
+/** The CLI's default: one line on stderr, where progress goes too; a directory's name may hold escapes. */
 export const warnOnStderr: Warn = (w) => {
   const what = w.kind === 'skipped-run' ? 'skipped' : 'left alone';
-  process.stderr.write(`fencekit: warning: ${what} ${w.file}: ${w.problem}\n`);
+  process.stderr.write(`fencekit: warning: ${what} ${escapeLine(`${w.file}: ${w.problem}`)}\n`);
 };
 
 /** Each warning once: `report` reads the stored runs for the pages and again for the index. */
