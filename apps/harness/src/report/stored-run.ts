@@ -1,7 +1,9 @@
 import { readFileSync, statSync } from 'node:fs';
 import { type HistoryEvent, HistoryParseError, parseHistoryJsonl } from '@fencekit/checker';
 import { z } from 'zod';
-import type { RunMeta, RunResults } from '../run/output.js';
+import type { CheckerReport } from '../check/check.js';
+import type { FaultWindowSummary } from '../nemesis/nemesis.js';
+import type { RunFigures, RunMeta, RunResults } from '../run/output.js';
 import { WORKLOADS } from '../workloads/types.js';
 
 /*
@@ -102,6 +104,21 @@ export const runResultsSchema = z.object({
     firstViolationMs: z.number().min(0).nullable().default(null),
   }),
 }) satisfies z.ZodType<RunResults, unknown>;
+
+/*
+ * The schemas drop keys they do not know, so a field added to RunMeta, RunResults or what they hold
+ * would vanish from pages rebuilt by `fencekit report`: these fail to compile until the field is added
+ * to its schema above (with the type the pages may trust).
+ */
+type SameKeys<A, B> = [keyof A] extends [keyof B] ? ([keyof B] extends [keyof A] ? true : false) : false;
+const schemasMatch: [
+  SameKeys<z.output<typeof runMetaSchema>, RunMeta>,
+  SameKeys<z.output<typeof faultWindow>, FaultWindowSummary>,
+  SameKeys<z.output<typeof runResultsSchema>, RunResults>,
+  SameKeys<z.output<typeof runResultsSchema>['summary'], RunFigures>,
+  SameKeys<z.output<typeof checkerReport>, CheckerReport>,
+] = [true, true, true, true, true];
+void schemasMatch;
 
 export function readRunMeta(path: string): RunMeta {
   return validate(path, runMetaSchema, readJson(path));
