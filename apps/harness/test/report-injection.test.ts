@@ -136,6 +136,17 @@ interface Opened {
   problems: string[];
 }
 
+/** Run in the page (as text: the tests are compiled without the DOM's types). */
+const READ_PAGE = `(() => ({
+  ran: window.fkRan,
+  title: document.title,
+  text: document.body.textContent ?? '',
+  scripts: document.scripts.length,
+  handlers: [...document.querySelectorAll('*')].flatMap((el) =>
+    [...el.attributes].filter((a) => a.name.startsWith('on')).map((a) => el.tagName + ' ' + a.name)),
+  csp: document.querySelector('meta[http-equiv="Content-Security-Policy"]')?.getAttribute('content') ?? null,
+}))()`;
+
 /** Opens a page from disk and reads what a script, had one run, would have changed. */
 async function open(path: string): Promise<Opened> {
   const tab = await browser.newPage();
@@ -148,17 +159,7 @@ async function open(path: string): Promise<Opened> {
     if (r.url() !== url) problems.push(`request: ${r.url()}`);
   });
   await tab.goto(url, { waitUntil: 'load', timeout: 30_000 });
-  const seen = await tab.evaluate(() => ({
-    ran: (window as unknown as { fkRan?: unknown }).fkRan,
-    title: document.title,
-    text: document.body.textContent ?? '',
-    scripts: document.scripts.length,
-    handlers: [...document.querySelectorAll('*')].flatMap((el) =>
-      [...el.attributes].filter((a) => a.name.startsWith('on')).map((a) => `${el.tagName} ${a.name}`),
-    ),
-    csp:
-      document.querySelector('meta[http-equiv="Content-Security-Policy"]')?.getAttribute('content') ?? null,
-  }));
+  const seen = (await tab.evaluate(READ_PAGE)) as Omit<Opened, 'problems'>;
   await tab.close();
   return { ...seen, problems };
 }

@@ -87,9 +87,9 @@ function mutate(tree: unknown, m: Mutation): unknown {
   let parent: Record<string, unknown> | unknown[] = root;
   let key: string | number = 'tree';
   for (const step of m.path) {
-    const here = (parent as Record<string | number, unknown>)[key];
+    const here: unknown = (parent as Record<string | number, unknown>)[key];
     if (here === null || typeof here !== 'object') break;
-    const keys = Array.isArray(here) ? here.map((_, i) => i) : Object.keys(here);
+    const keys: (string | number)[] = Array.isArray(here) ? here.map((_, i) => i) : Object.keys(here);
     if (keys.length === 0) break;
     parent = here as Record<string, unknown>;
     key = keys[step % keys.length]!;
