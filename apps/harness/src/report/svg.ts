@@ -40,7 +40,9 @@ const OP_COLOURS: Record<string, string> = {
   run: '#54aeff',
 };
 
-export const faultColour = (fault: string) => FAULT_COLOURS[fault] ?? '#6e7781';
+// Own keys only: a stored fault named 'constructor' would otherwise print a function's source.
+export const faultColour = (fault: string) =>
+  Object.hasOwn(FAULT_COLOURS, fault) ? FAULT_COLOURS[fault]! : '#6e7781';
 
 /** One lane per client: ops, lock-holding intervals, the resource's accepted/refused marks, faults, violations. */
 export function timelineSvg(t: Timeline, violations: readonly ViolationMark[]): string {
@@ -76,7 +78,11 @@ export function timelineSvg(t: Timeline, violations: readonly ViolationMark[]): 
       const y = top + op.lane * LANE + 10;
       const end = op.end ?? t.t1;
       const fill =
-        op.type === 'ok' ? (OP_COLOURS[op.f] ?? '#8c959f') : op.type === 'fail' ? '#ffcecb' : '#fff8c5';
+        op.type === 'ok'
+          ? (Object.hasOwn(OP_COLOURS, op.f) && OP_COLOURS[op.f]) || '#8c959f'
+          : op.type === 'fail'
+            ? '#ffcecb'
+            : '#fff8c5';
       const stroke =
         op.type === 'info' || op.type === 'open' ? ' stroke="#9a6700" stroke-dasharray="2 2"' : '';
       out.push(
