@@ -68,6 +68,21 @@ describe('checkLiveness', () => {
     expect(checkLiveness(refused.sorted(), { boundMs: 1_000 }).verdict).toBe('illegal');
   });
 
+  it('gives the system settleMs after each heal to recover before waiting counts (an election after a rejoin)', () => {
+    const h = new LeaseHistory().fault('partition', 0, 1_000 * MS, { halves: [['n1'], ['n2', 'n3']] });
+    // Waiting from the heal on: 2.5 s, all of it after the heal.
+    acquire(h, 2, 900 * MS, 3_500 * MS);
+    expect(checkLiveness(h.sorted(), { boundMs: 2_000 }).verdict).toBe('illegal');
+    const settled = checkLiveness(h.sorted(), { boundMs: 2_000, settleMs: 1_000 });
+    expect(settled.verdict).toBe('ok');
+    expect(settled.stats.longestWaitNs).toBe(1_500 * MS);
+    // Settling delays the count; it does not excuse a lock stuck for good.
+    const stuck = new LeaseHistory().fault('kill', 0, 1_000 * MS, { node: 'n1' });
+    acquire(stuck, 2, 900 * MS, 6_000 * MS);
+    expect(checkLiveness(stuck.sorted(), { boundMs: 2_000, settleMs: 2_000 }).verdict).toBe('illegal');
+    expect(() => checkLiveness(h.sorted(), { settleMs: -1 })).toThrow(/settleMs/);
+  });
+
   it('judges each resource on its own, and counts an acquire never answered as pending to the end', () => {
     const h = new LeaseHistory().grant(1, 'a', 0, 10_000 * MS, 'r1');
     acquire(h, 2, 10 * MS, undefined, 'fail', 'r2');

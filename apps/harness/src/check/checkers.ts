@@ -59,7 +59,9 @@ export function checkersFor(plan: CheckPlan): Record<string, Checker<History>> {
   const fences: Record<string, Checker<History>> = plan.fenced ? { fences: judge(checkFences) } : {};
   const inventory = judge((h) => checkInventory(h, { initialStock: plan.initialStock }));
   const lease = judge((h) => checkLeases(h));
-  const liveness = judge((h) => checkLiveness(h, { boundMs: livenessBoundMs(plan.ttlMs) }));
+  // A healed fault gets one more bound to settle (a rejoining etcd member forces a leader election).
+  const boundMs = livenessBoundMs(plan.ttlMs);
+  const liveness = judge((h) => checkLiveness(h, { boundMs, settleMs: boundMs }));
   // Every client records its close() with its bound, so every workload has something to judge here.
   const bounds = judge((h) =>
     checkBounds(h, { slackMs: BOUNDS_SLACK_MS, ...(plan.clients ? { clients: plan.clients } : {}) }),
