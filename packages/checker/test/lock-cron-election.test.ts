@@ -52,4 +52,31 @@ describe('checkElection', () => {
     const result = checkElection(h.events);
     expect(result.violations).toEqual([expect.objectContaining({ kind: 'two-leaders' })]);
   });
+
+  it('convicts 500 clients in one term, keeping 1 000 pairs and counting all (was: stack overflow, unknown)', () => {
+    const h = new HistoryBuilder();
+    for (let i = 0; i < 500; i++) h.resource(i, 'claim', { client: i, term: 1, accepted: true });
+    const result = checkElection(h.events);
+    expect(result.verdict).toBe('illegal');
+    expect(result.violations).toHaveLength(1000);
+    expect(result.stats.twoLeaders).toBe((500 * 499) / 2);
+  });
+
+  it('counts the pairs of 6 000 overlapping claims without listing them (was: minutes, 4.5 GB)', () => {
+    const h = new HistoryBuilder();
+    // Every client claims term 1 at i and again at the end: 6 000 reigns open at once.
+    for (let i = 0; i < 6000; i++) h.resource(i, 'claim', { client: i, term: 1, accepted: true });
+    for (let i = 0; i < 6000; i++) h.resource(10_000 + i, 'claim', { client: i, term: 1, accepted: true });
+    const started = performance.now();
+    const result = checkElection(h.events, { maxViolations: 10 });
+    expect(performance.now() - started).toBeLessThan(3000);
+    expect(result.violations).toHaveLength(10);
+    expect(result.stats.twoLeaders).toBe((6000 * 5999) / 2);
+  });
+
+  it('ends with an error past its deadline rather than running on', () => {
+    const h = new HistoryBuilder();
+    for (let i = 0; i < 5000; i++) h.resource(i, 'claim', { client: i, term: 1, accepted: true });
+    expect(() => checkElection(h.events, { deadline: performance.now() - 1 })).toThrow(/time budget/);
+  });
 });

@@ -133,7 +133,7 @@ export function checkInventory(
     const s = ledger.stock;
     s.final = ledger.current;
     s.decrements = s.initial - s.final;
-    if (!pooled) violations.push(...totals(key, s));
+    if (!pooled) for (const v of totals(key, s)) violations.push(v);
   }
   const stats = Object.fromEntries([...ledgers].map(([key, l]) => [key, l.stock]));
   if (pooled && unstarted.length === 0) {
@@ -143,7 +143,7 @@ export function checkInventory(
       unkeyed,
     );
     stats[''] = all;
-    violations.push(...totals('', all));
+    for (const v of totals('', all)) violations.push(v);
   }
   if (violations.length > 0) return { verdict: 'illegal', violations, stats };
   if (unstarted.length > 0) {

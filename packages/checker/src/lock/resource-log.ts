@@ -1,4 +1,5 @@
 import type { HistoryEvent } from '../history/types.js';
+import type { StepBudget } from './budget.js';
 import { LockHistoryError } from './errors.js';
 import { type ClientId, RESOURCE_PROCESS, type ResourceEvent, type ResourceEventKind } from './events.js';
 
@@ -10,9 +11,10 @@ import { type ClientId, RESOURCE_PROCESS, type ResourceEvent, type ResourceEvent
 export function resourceEvents<K extends ResourceEventKind>(
   history: Iterable<HistoryEvent>,
   kinds: ReadonlySet<K>,
+  budget?: StepBudget,
 ): Extract<ResourceEvent, { f: K }>[] {
   const events: Extract<ResourceEvent, { f: K }>[] = [];
-  forEachResourceEvent(history, kinds, (e) => events.push(e));
+  forEachResourceEvent(history, kinds, (e) => events.push(e), budget);
   return events;
 }
 
@@ -26,6 +28,7 @@ export function forEachResourceEvent<K extends ResourceEventKind>(
   history: Iterable<HistoryEvent>,
   kinds: ReadonlySet<K>,
   visit: (event: Extract<ResourceEvent, { f: K }>) => void,
+  budget?: StepBudget,
 ): void {
   const all = Array.isArray(history) ? (history as readonly HistoryEvent[]) : [...history];
   let sorted = true;
@@ -34,6 +37,7 @@ export function forEachResourceEvent<K extends ResourceEventKind>(
   let count = 0;
   for (let i = 0; i < all.length; i++) {
     const event = all[i]!;
+    budget?.tick();
     if (event.process !== RESOURCE_PROCESS || !kinds.has(event.f as K)) continue;
     count++;
     const time = event.time;
@@ -50,6 +54,7 @@ export function forEachResourceEvent<K extends ResourceEventKind>(
   if (sorted) {
     for (let i = 0; i < all.length; i++) {
       const event = all[i]!;
+      budget?.tick();
       if (event.process === RESOURCE_PROCESS && kinds.has(event.f as K)) {
         visit(event as Extract<ResourceEvent, { f: K }>);
       }
@@ -62,7 +67,10 @@ export function forEachResourceEvent<K extends ResourceEventKind>(
     if (event.process === RESOURCE_PROCESS && kinds.has(event.f as K)) picked[n++] = event;
   }
   picked.sort((a, b) => a.time - b.time || a.index - b.index);
-  for (const event of picked) visit(event as Extract<ResourceEvent, { f: K }>);
+  for (const event of picked) {
+    budget?.tick();
+    visit(event as Extract<ResourceEvent, { f: K }>);
+  }
 }
 
 /**
