@@ -124,10 +124,12 @@ export async function check(file: string, options: CliOptions): Promise<Outcome>
   const history = loaded.events ?? [];
   // Without a single resource line no lock checker has anything to judge, whatever it would say.
   const resourceLines = history.some((e) => e.process === RESOURCE_PROCESS);
+  // The lock checkers spend from the same budget: past it each ends `unknown` (CheckBudgetError).
+  const deadline = started + options.timeout;
   for (const name of locks.run) {
     checkers[name] = guard(() =>
       resourceLines
-        ? lockCheck(name, history, options)
+        ? lockCheck(name, history, options, deadline)
         : nothingToCheck('the history has no resource lines', {}),
     );
   }
@@ -210,21 +212,26 @@ function locate(error: Error, file: string, loaded: Loaded): Error {
     : new BadInputError(`${file}:${line}: ${error.message}`, { cause: error });
 }
 
-function lockCheck(name: LockChecker, history: HistoryEvent[], options: CliOptions): CheckResult {
+function lockCheck(
+  name: LockChecker,
+  history: HistoryEvent[],
+  options: CliOptions,
+  deadline: number,
+): CheckResult {
   switch (name) {
     case 'mutex':
-      return checkMutex(history);
+      return checkMutex(history, { deadline });
     case 'fence':
-      return checkFences(history);
+      return checkFences(history, { deadline });
     case 'inventory':
       return checkInventory(
         history,
-        options.initialStock === undefined ? {} : { initialStock: options.initialStock },
+        options.initialStock === undefined ? { deadline } : { initialStock: options.initialStock, deadline },
       );
     case 'cron':
-      return checkCron(history);
+      return checkCron(history, { deadline });
     case 'election':
-      return checkElection(history);
+      return checkElection(history, { deadline });
   }
 }
 

@@ -1,5 +1,6 @@
 import type { HistoryEvent } from '../history/types.js';
 import { type CheckResult, nothingToCheck } from '../verdict.js';
+import { type BudgetOptions, StepBudget } from './budget.js';
 import { LockHistoryError } from './errors.js';
 import type { ClientId, RunEvent } from './events.js';
 import { acceptedOf, clientOf, resourceEvents, resourceKey } from './resource-log.js';
@@ -32,7 +33,7 @@ export interface CronStats {
   missedTicks?: number;
 }
 
-export interface CronOptions {
+export interface CronOptions extends BudgetOptions {
   /** How many ticks the workload scheduled (per job), to count missed ones. */
   expectedTicks?: number;
 }
@@ -81,7 +82,7 @@ export function checkCron(history: Iterable<HistoryEvent>, options: CronOptions 
     ticksWithDuplicates: 0,
     refused: 0,
   };
-  for (const event of resourceEvents(history, KINDS)) {
+  for (const event of resourceEvents(history, KINDS, new StepBudget(options.deadline))) {
     if (!acceptedOf(event, true)) {
       stats.refused++;
       continue;

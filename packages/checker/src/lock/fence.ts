@@ -1,5 +1,6 @@
 import type { HistoryEvent } from '../history/types.js';
 import { type CheckResult, nothingToCheck } from '../verdict.js';
+import { type BudgetOptions, StepBudget } from './budget.js';
 import type { ClientId, ResourceEvent } from './events.js';
 import { acceptedOf, clientOf, fenceOf, resourceEvents, resourceKey } from './resource-log.js';
 
@@ -50,12 +51,12 @@ interface Highest {
  * the next (one holder may reuse its fence for several writes). A history with no fenced events cannot
  * show anything either way and is `unknown`.
  */
-export function checkFences(history: Iterable<HistoryEvent>): FenceResult {
+export function checkFences(history: Iterable<HistoryEvent>, options: BudgetOptions = {}): FenceResult {
   const highest = new Map<string, Highest>();
   const violations: FenceViolation[] = [];
   const stats: FenceStats = { accepted: 0, staleRefused: 0, freshRefused: 0, unfenced: 0, resources: 0 };
 
-  for (const event of resourceEvents(history, GRANTS)) {
+  for (const event of resourceEvents(history, GRANTS, new StepBudget(options.deadline))) {
     const fence = fenceOf(event);
     if (fence === undefined) {
       stats.unfenced++;

@@ -1,5 +1,6 @@
 import type { HistoryEvent, ProcessId } from '../history/types.js';
 import { type CheckResult, nothingToCheck } from '../verdict.js';
+import { type BudgetOptions, StepBudget } from './budget.js';
 import { LockHistoryError } from './errors.js';
 import { type ClientId, type InitEvent, RESOURCE_PROCESS, SALE_F } from './events.js';
 import { acceptedOf, clientOf, numberOf, resourceEvents, resourceKey } from './resource-log.js';
@@ -40,7 +41,7 @@ export interface InventoryStats {
   reads: number;
 }
 
-export interface InventoryOptions {
+export interface InventoryOptions extends BudgetOptions {
   /** Starting stock of every resource that has no `init` line. */
   initialStock?: number;
 }
@@ -68,7 +69,8 @@ export function checkInventory(
   history: readonly HistoryEvent[],
   options: InventoryOptions = {},
 ): InventoryResult {
-  const events = resourceEvents(history, KINDS);
+  const budget = new StepBudget(options.deadline);
+  const events = resourceEvents(history, KINDS, budget);
   const sales = salesByResource(history);
   if (events.length === 0 && sales.size === 0) {
     return nothingToCheck('no resource "init", "read" or "write" lines and no "buy" operations', {});
@@ -97,6 +99,7 @@ export function checkInventory(
 
   const violations: InventoryViolation[] = [];
   for (const event of events) {
+    budget.tick();
     const ledger = ledgers.get(resourceKey(event));
     if (ledger === undefined || event.f === 'init') continue;
     if (event.f === 'read') {

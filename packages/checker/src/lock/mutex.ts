@@ -1,5 +1,6 @@
 import type { HistoryEvent } from '../history/types.js';
 import { type CheckResult, nothingToCheck } from '../verdict.js';
+import { type BudgetOptions, StepBudget } from './budget.js';
 import { LockHistoryError } from './errors.js';
 import { type ClientId, type EnterEvent, type LeaveEvent, RESOURCE_PROCESS } from './events.js';
 import { acceptedOf, clientOf } from './resource-log.js';
@@ -41,7 +42,7 @@ export interface MutexStats {
   resources: number;
 }
 
-export interface MutexCheckOptions {
+export interface MutexCheckOptions extends BudgetOptions {
   /** Overlapping pairs kept in `violations` (all are counted in `stats.overlaps`). Default 1000. */
   maxViolations?: number;
 }
@@ -69,7 +70,7 @@ export function checkMutex(history: Iterable<HistoryEvent>, options: MutexCheckO
   if (!Number.isInteger(max) || max < 0) {
     throw new LockHistoryError(undefined, 'maxViolations to be a non-negative integer', max);
   }
-  const { pairs, stats } = sweepHistory(history, false, max);
+  const { pairs, stats } = sweepHistory(history, false, max, new StepBudget(options.deadline));
   // Every enter is a section, a refusal or a re-entry, and every leave closes a section or is unmatched.
   if (stats.sections + stats.refused + stats.reentries + stats.unmatchedLeaves === 0) {
     return nothingToCheck('no resource "enter" or "leave" lines', stats);
@@ -99,13 +100,18 @@ export function checkMutex(history: Iterable<HistoryEvent>, options: MutexCheckO
  * a sorted copy. This is the hot path for million-operation histories, so it avoids callbacks and
  * per-event allocation other than the sections themselves.
  */
-function sweepHistory(history: Iterable<HistoryEvent>, keepSections: boolean, maxPairs: number) {
+function sweepHistory(
+  history: Iterable<HistoryEvent>,
+  keepSections: boolean,
+  maxPairs: number,
+  budget = new StepBudget(undefined),
+) {
   const all = Array.isArray(history) ? (history as readonly HistoryEvent[]) : [...history];
-  const inOrder = new SectionSweep(keepSections, maxPairs);
+  const inOrder = new SectionSweep(keepSections, maxPairs, budget);
   if (inOrder.run(all, true)) return inOrder.finish();
   const picked = all.filter(isSectionEvent);
   picked.sort((a, b) => a.time - b.time || a.index - b.index);
-  const sorted = new SectionSweep(keepSections, maxPairs);
+  const sorted = new SectionSweep(keepSections, maxPairs, budget);
   sorted.run(picked, false);
   return sorted.finish();
 }
@@ -142,6 +148,7 @@ class SectionSweep {
   constructor(
     readonly keepSections: boolean,
     readonly maxPairs: number,
+    readonly budget: StepBudget,
   ) {}
 
   /** Feeds the section events of `events`; false (and stops) at the first one out of time order. */
@@ -150,6 +157,7 @@ class SectionSweep {
     let lastIndex = Number.NEGATIVE_INFINITY;
     for (let i = 0; i < events.length; i++) {
       const event = events[i]!;
+      this.budget.tick();
       if (event.process !== RESOURCE_PROCESS) continue;
       const f = event.f;
       if (f !== 'enter' && f !== 'leave') continue;
