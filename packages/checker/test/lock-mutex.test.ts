@@ -77,4 +77,14 @@ describe('checkMutex', () => {
     expect(result.stats.overlaps).toBe(190);
     expect(criticalSections(h.events).sections).toHaveLength(20);
   });
+
+  it('counts the pairs of 40 000 open enters at once, not one by one (took 3.3 s: 8e8 pairs)', () => {
+    const h = new HistoryBuilder();
+    for (let c = 0; c < 40_000; c++) h.resource(c, 'enter', { client: c, accepted: true });
+    const started = performance.now();
+    const result = checkMutex(h.events);
+    expect(performance.now() - started).toBeLessThan(1500);
+    expect(result.stats.overlaps).toBe((40_000 * 39_999) / 2);
+    expect(result.violations).toHaveLength(1000);
+  });
 });

@@ -222,9 +222,13 @@ class SectionSweep {
       endIndex: undefined,
     };
     if (holders.size > 0) {
-      for (const other of holders.values()) {
-        this.stats.overlaps++;
-        if (this.pairs.length < this.maxPairs) this.pairs.push([other, section]);
+      // Counted at once: 60 000 open enters are 1.8e9 pairs, listed only up to maxPairs.
+      this.stats.overlaps += holders.size;
+      if (this.pairs.length < this.maxPairs) {
+        for (const other of holders.values()) {
+          if (this.pairs.length >= this.maxPairs) break;
+          this.pairs.push([other, section]);
+        }
       }
     }
     holders.set(client, section);
