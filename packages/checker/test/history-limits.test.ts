@@ -10,6 +10,8 @@ import {
   HistoryReadAbortedError,
   HistoryReadError,
   loadOperations,
+  MAX_EVENT_COLLECTIONS,
+  MAX_EVENT_VALUES,
   MAX_NESTING,
   PairingError,
   pairOperations,
@@ -185,6 +187,40 @@ describe('nesting', () => {
     const edn = (depth: number) => `{:process 0 :type :invoke :f :w :value ${deepEdn(depth)}}`;
     expect(parseJepsenEdn(edn(MAX_NESTING - 1))).toHaveLength(1);
     expect(() => parseJepsenEdn(edn(MAX_NESTING))).toThrow(HistoryParseError);
+  });
+});
+
+describe('objects built per event', () => {
+  // `{} ` is 3 bytes of text and a 200-byte EDN Map: a 60 MB op under the 64 MiB cap built 4 GB and the
+  // process died of heap exhaustion (exit 134). Each op may build a bounded number of values.
+  const many = (n: number, item: string, sep: string) => Array(n).fill(item).join(sep);
+  const jsonEvent = (value: string) =>
+    `{"index":0,"time":0,"process":1,"type":"invoke","f":"w","value":${value}}`;
+  const ednOp = (value: string) => `{:process 0 :type :invoke :f :w :value ${value}}`;
+
+  it('refuses an op with more collections than the cap, naming its line, in JSONL and EDN', () => {
+    const json = `${line(0)}\n${jsonEvent(`[${many(MAX_EVENT_COLLECTIONS + 1, '{}', ',')}]`)}`;
+    expect(() => parseHistoryJsonl(json, 'amp.jsonl')).toThrow(
+      /amp\.jsonl:2: expected at most 100000 arrays and objects/,
+    );
+    const edn = `[{:process 0 :type :ok :f :w :value 1}\n${ednOp(`[${many(MAX_EVENT_COLLECTIONS + 1, '{}', ' ')}]`)}]`;
+    expect(() => parseJepsenEdn(edn, 'amp.edn')).toThrow(
+      /amp\.edn:2: expected at most 100000 collections in one op/,
+    );
+  });
+
+  it('refuses an op with more values than the cap (scalars), and accepts one at the caps', () => {
+    expect(() => parseHistoryJsonl(jsonEvent(`[${many(MAX_EVENT_VALUES + 1, '1', ',')}]`))).toThrow(
+      /at most 1000000 values/,
+    );
+    expect(() => parseJepsenEdn(ednOp(`[${many(MAX_EVENT_VALUES + 1, '1', ' ')}]`))).toThrow(
+      /at most 1000000 values/,
+    );
+    // The event itself and its value's vector are two collections; its keys and scalars are values.
+    expect(parseHistoryJsonl(jsonEvent(`[${many(MAX_EVENT_COLLECTIONS - 2, '{}', ',')}]`))).toHaveLength(1);
+    expect(parseJepsenEdn(ednOp(`[${many(MAX_EVENT_COLLECTIONS - 2, '{}', ' ')}]`))).toHaveLength(1);
+    expect(parseHistoryJsonl(jsonEvent(`[${many(MAX_EVENT_VALUES - 20, '1', ',')}]`))).toHaveLength(1);
+    expect(parseJepsenEdn(ednOp(`[${many(MAX_EVENT_VALUES - 20, '1', ' ')}]`))).toHaveLength(1);
   });
 });
 

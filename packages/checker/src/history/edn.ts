@@ -1,6 +1,6 @@
 import { HistoryParseError } from './errors.js';
 import { exactNumber, JsonShapeError } from './json.js';
-import { MAX_NESTING } from './read-options.js';
+import { MAX_EVENT_COLLECTIONS, MAX_EVENT_VALUES, MAX_NESTING } from './read-options.js';
 
 /** An EDN keyword, kept apart from strings while reading so `:nemesis` and `"nemesis"` can be told apart. */
 export class Keyword {
@@ -53,6 +53,9 @@ export class EdnReader {
   #line: number;
   // Collections open around the value being read: capped, so deep nesting is an error, not a stack overflow.
   #depth = 0;
+  // Values and collections read so far (one reader reads one op): capped, so an op's objects stay bounded.
+  #values = 0;
+  #collections = 0;
   // Histories repeat a handful of keywords thousands of times: one object each.
   readonly #keywords = new Map<string, Keyword>();
   /** `firstLine`: the line `text` starts on in its file (for a piece of a larger file). */
@@ -94,6 +97,9 @@ export class EdnReader {
     if ((c === '{' || c === '[' || c === '(' || c === '#') && this.#depth > MAX_NESTING)
       this.#fail(`collections nested at most ${MAX_NESTING} deep`, this.#peekToken());
     if (c === undefined) this.#fail('an EDN value', 'end of input');
+    if (++this.#values > MAX_EVENT_VALUES) this.#fail(`at most ${MAX_EVENT_VALUES} values in one op`, 'more');
+    if ((c === '{' || c === '[' || c === '(' || c === '#') && ++this.#collections > MAX_EVENT_COLLECTIONS)
+      this.#fail(`at most ${MAX_EVENT_COLLECTIONS} collections in one op`, 'more');
     switch (c) {
       case '{':
         return this.#readMap();

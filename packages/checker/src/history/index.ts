@@ -23,6 +23,8 @@ export { OperationPairer, type PairingOptions, pairOperations, pairOperationsAsy
 export { parsePorcupineLog, readPorcupineLog } from './porcupine-log.js';
 export {
   DEFAULT_MAX_EVENT_BYTES,
+  MAX_EVENT_COLLECTIONS,
+  MAX_EVENT_VALUES,
   MAX_INTEGER_DIGITS,
   MAX_NESTING,
   type ReadOptions,

@@ -1,4 +1,4 @@
-import { MAX_INTEGER_DIGITS, MAX_NESTING } from './read-options.js';
+import { MAX_EVENT_COLLECTIONS, MAX_EVENT_VALUES, MAX_INTEGER_DIGITS, MAX_NESTING } from './read-options.js';
 
 /** Why a JSON text was refused before or while parsing it. */
 export class JsonShapeError extends Error {
@@ -23,19 +23,28 @@ export function parseJsonExact(text: string): unknown {
   // Fast path for typical lines: nesting D takes at least 2D characters, and an integer JSON.parse
   // could round has 16 digits in a row.
   if (text.length < 2 * (MAX_NESTING + 1) && !SIXTEEN_DIGITS.test(text)) return JSON.parse(text);
-  const { depth, longInteger } = scan(text);
+  const { depth, longInteger, collections, values } = scan(text);
   if (depth > MAX_NESTING) {
     throw new JsonShapeError(`values nested at most ${MAX_NESTING} deep`, `${depth} levels`);
   }
+  if (collections > MAX_EVENT_COLLECTIONS) {
+    throw new JsonShapeError(`at most ${MAX_EVENT_COLLECTIONS} arrays and objects in one event`, 'more');
+  }
+  if (values > MAX_EVENT_VALUES)
+    throw new JsonShapeError(`at most ${MAX_EVENT_VALUES} values in one event`, 'more');
   const value: unknown = JSON.parse(text);
   return longInteger ? parseValidJson(text) : value;
 }
 
 /**
  * Deepest nesting, and whether some integer has 16 or more digits (every integer with fewer is below
- * 2^53, so `JSON.parse` reads it exactly). Strings are skipped, escapes included.
+ * 2^53, so `JSON.parse` reads it exactly). Strings are skipped, escapes included. Also counts the
+ * collections, and the values as collections plus separators (an upper bound: n items take n − 1
+ * commas), so an event that would build too many objects is refused before `JSON.parse` builds them.
  */
-function scan(text: string): { depth: number; longInteger: boolean } {
+function scan(text: string): { depth: number; longInteger: boolean; collections: number; values: number } {
+  let collections = 0;
+  let commas = 0;
   let depth = 0;
   let deepest = 0;
   let longInteger = false;
@@ -48,7 +57,10 @@ function scan(text: string): { depth: number; longInteger: boolean } {
         if (d === 92) i++;
         else if (d === 34) break;
       }
+    } else if (c === 44) {
+      if (++commas > MAX_EVENT_VALUES) break;
     } else if (c === 91 || c === 123) {
+      if (++collections > MAX_EVENT_COLLECTIONS) break;
       if (++depth > deepest) deepest = depth;
       // Past the cap the answer is known; the rest of a hostile line need not be scanned.
       if (deepest > MAX_NESTING) break;
@@ -64,7 +76,7 @@ function scan(text: string): { depth: number; longInteger: boolean } {
       i = j - 1;
     }
   }
-  return { depth: deepest, longInteger };
+  return { depth: deepest, longInteger, collections, values: collections + commas };
 }
 
 function isDigit(c: number): boolean {

@@ -21,5 +21,14 @@ export const DEFAULT_MAX_EVENT_BYTES = 64 * 2 ** 20;
  */
 export const MAX_NESTING = 100;
 
+/**
+ * Most values (map keys included) in one event, and most collections (arrays, objects, maps, vectors,
+ * lists, sets) among them. Text is cheap but objects are not: `{} ` is 3 bytes of EDN and a 200-byte
+ * Map, so one op under the 64 MiB cap could build 4 GB and abort the process. Real ops hold a few values,
+ * a final read some thousands; past either cap the op is bad input naming its line.
+ */
+export const MAX_EVENT_VALUES = 1_000_000;
+export const MAX_EVENT_COLLECTIONS = 100_000;
+
 /** Most digits in one integer: far past any id, counter or fence, far below where bigints get slow. */
 export const MAX_INTEGER_DIGITS = 1000;
