@@ -1,5 +1,6 @@
 import {
   type AcquireOptions,
+  abortedPromise,
   assertResource,
   assertSignal,
   assertTtlMs,
@@ -61,6 +62,13 @@ export interface RedisLockClientOptions {
 }
 
 type Grant = Extract<AttemptReply, { granted: true }> & { sentAt: number };
+
+/** Gives back a lease granted to an acquire that was aborted meanwhile. Never rejects. */
+async function giveBack(lease: ManagedLease<bigint> | null | undefined): Promise<void> {
+  await lease?.release().catch(ignore);
+}
+
+function ignore(): void {}
 
 /** How many resources' key names a client keeps at hand. */
 const KEY_CACHE_SIZE = 1_000;
@@ -158,7 +166,12 @@ export class RedisLockClient implements LockClient<bigint> {
     let waiting: Promise<ManagedLease<bigint>> | undefined;
     this.#lifecycle.begin();
     try {
-      lease = await this.#tryAcquire(request.resource, request.ttlMs, request.waitMs === 0);
+      const fastPath = this.#tryAcquire(request.resource, request.ttlMs, request.waitMs === 0);
+      // Only a caller's signal adds a listener: the common call (no signal) pays for nothing.
+      lease =
+        request.signal === undefined
+          ? await fastPath
+          : await this.#unlessAborted(fastPath, request.resource, request.signal);
       if ((lease === null || lease === undefined) && request.waitMs > 0) {
         // Checked and tracked before the fast path's own count ends: a close() that began meanwhile
         // would otherwise find nothing in flight and free the connection under the wait, whose
@@ -180,6 +193,37 @@ export class RedisLockClient implements LockClient<bigint> {
 
   close(): Promise<void> {
     return this.#lifecycle.close(() => this.#freeConnections());
+  }
+
+  /**
+   * The fast path's answer, or `LockAbortedError` as soon as `signal` aborts: a server that stopped
+   * answering must not hold the caller past its abort for the request's whole timeout. The request
+   * then finishes in the background, tracked (close() waits for it); a lease it grants after all
+   * is given back.
+   */
+  #unlessAborted(
+    fastPath: Promise<ManagedLease<bigint> | null | undefined>,
+    resource: string,
+    signal: AbortSignal,
+  ): Promise<ManagedLease<bigint> | null | undefined> {
+    return new Promise((resolve, reject) => {
+      const onAbort = (): void => {
+        // Tracked before the caller's error leaves acquire's count, so close() never misses it.
+        this.#lifecycle.track(fastPath.then(giveBack, ignore));
+        reject(new LockAbortedError(resource, { cause: signal.reason }));
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      fastPath.then(
+        (lease) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(lease);
+        },
+        (error: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(error);
+        },
+      );
+    });
   }
 
   /**
@@ -246,9 +290,12 @@ export class RedisLockClient implements LockClient<bigint> {
     const owner = newOwnerToken();
     const ready = this.#wake.ready();
     if (ready !== undefined) {
+      // SUBSCRIBE has its own 5 s bound; the caller's abort ends the wait for it sooner.
+      const aborted = request.signal === undefined ? undefined : abortedPromise(request.signal);
       try {
-        await ready;
+        await (aborted === undefined ? ready : Promise.race([ready, aborted.promise]));
       } catch (error) {
+        if (request.signal?.aborted) throw new LockAbortedError(resource, { cause: request.signal.reason });
         throw new BackendUnavailableError(
           this.backend,
           `cannot subscribe for wake-ups: ${errorMessage(error)}`,
@@ -256,6 +303,8 @@ export class RedisLockClient implements LockClient<bigint> {
             cause: error,
           },
         );
+      } finally {
+        aborted?.dispose();
       }
     }
     const waiter = new Waiter();

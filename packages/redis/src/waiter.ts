@@ -103,19 +103,11 @@ export interface WaitPlan<G> {
 export async function waitForGrant<G>(plan: WaitPlan<G>): Promise<G> {
   const { startedAt } = plan;
   if (plan.signal?.aborted) throw new LockAbortedError(plan.resource, { cause: plan.signal.reason });
-  // The first attempt (which joins the queue) runs without timers or listeners.
-  let outcome: AttemptOutcome<G>;
-  try {
-    plan.waiter.clear();
-    outcome = await plan.attempt();
-  } catch (error) {
-    await cleanUpWithin(plan, undefined);
-    throw error;
-  }
-  if ('grant' in outcome && !plan.signal?.aborted && !plan.closing.aborted) return outcome.grant;
-
+  // Armed before the first attempt too: a server that stopped answering must not hold the caller
+  // past its abort or `waitMs` for a whole request timeout (only the clean-up waits for that).
   const stop = new AbortController();
-  let lastError: unknown = 'grant' in outcome ? undefined : outcome.error;
+  let lastError: unknown;
+  let retryMs = 0;
   const onAbort = (): void => stop.abort(new LockAbortedError(plan.resource, { cause: plan.signal?.reason }));
   const onClose = (): void => stop.abort(new ClientClosedError(plan.clientName));
   const timer = setTimeout(
@@ -124,7 +116,6 @@ export async function waitForGrant<G>(plan: WaitPlan<G>): Promise<G> {
   );
   plan.signal?.addEventListener('abort', onAbort);
   plan.closing.addEventListener('abort', onClose);
-  if (plan.signal?.aborted) onAbort();
   if (plan.closing.aborted) onClose();
   // The attempt in flight when a stop came: it is waited for before cancelling, or its later steps
   // (a Redlock round giving back its partial grants puts the waiter back in line) would land after
@@ -135,19 +126,25 @@ export async function waitForGrant<G>(plan: WaitPlan<G>): Promise<G> {
       ? lastError
       : stop.signal.reason;
   try {
-    for (;;) {
-      if (stop.signal.aborted) throw stopReason();
-      if ('grant' in outcome) return outcome.grant;
-      await plan.waiter.sleep(Math.max(1, Math.min(outcome.retryMs, plan.heartbeatMs)), stop.signal);
-      if (stop.signal.aborted) throw stopReason();
-      const handed = plan.handedOver?.();
-      if (handed !== undefined) return handed;
+    for (let first = true; ; first = false) {
+      if (!first) {
+        await plan.waiter.sleep(Math.max(1, Math.min(retryMs, plan.heartbeatMs)), stop.signal);
+        if (stop.signal.aborted) throw stopReason();
+        const handed = plan.handedOver?.();
+        if (handed !== undefined) return handed;
+      } else if (stop.signal.aborted) {
+        throw stopReason();
+      }
       plan.waiter.clear();
       const attempt = plan.attempt();
       inFlight = attempt;
-      outcome = await untilStopped(attempt, stop.signal);
+      const outcome = await untilStopped(attempt, stop.signal);
       inFlight = undefined;
-      if (!('grant' in outcome)) lastError = outcome.error;
+      // A grant that raced with the stop is given back by the cancel.
+      if (stop.signal.aborted) throw stopReason();
+      if ('grant' in outcome) return outcome.grant;
+      lastError = outcome.error;
+      retryMs = outcome.retryMs;
     }
   } catch (error) {
     await cleanUpWithin(plan, inFlight);

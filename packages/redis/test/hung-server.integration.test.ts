@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Cluster, type ClusterNode, startCluster } from '@fencekit/cluster';
-import { ClientClosedError, type ManagedLease, monotonicNow } from '@fencekit/core';
+import { ClientClosedError, LockAbortedError, type ManagedLease, monotonicNow } from '@fencekit/core';
 import {
   CANCEL_TIMEOUT_MS,
   DEFAULT_COMMAND_TIMEOUT_MS,
@@ -29,6 +29,8 @@ afterEach(async () => {
 
 /** Margin for a loaded machine on top of each bound. */
 const SLACK_MS = 1_500;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 function client(): RedisLockClient {
   return new RedisLockClient({ connection: `redis://${server.endpoint}` });
@@ -97,6 +99,38 @@ describe('RedisLockClient with a hung server (SIGSTOP, socket open)', () => {
     } finally {
       await cluster.faults.heal();
       await c.close();
+    }
+  });
+
+  it("the caller's abort ends an acquire whose first request hangs, and the request is still cleaned up", async () => {
+    const c = client();
+    const other = client();
+    const r = `hung-abort-${randomUUID()}`;
+    try {
+      // Connected first, so the stop below hangs an open socket.
+      await (await c.acquire(`warm-${randomUUID()}`, { ttlMs: 1_000 })).release();
+      await cluster.faults.pause(server.id);
+      const controller = new AbortController();
+      const acquiring = c
+        .acquire(r, { ttlMs: 5_000, waitMs: 60_000, signal: controller.signal })
+        .catch((error: unknown) => error);
+      await sleep(300);
+      const abortedAt = monotonicNow();
+      controller.abort(new Error('caller gave up'));
+      const failure = await acquiring;
+      // Before the fix: an IndeterminateError 4.7 s after the abort (the request's own 5 s bound).
+      expect(failure).toBeInstanceOf(LockAbortedError);
+      expect(monotonicNow() - abortedAt).toBeLessThan(STOP_GRACE_MS + SLACK_MS);
+      // The request was not abandoned: the resumed server grants it, and the client gives it back
+      // (close() waits for that), so the lock is free for the next client.
+      await cluster.faults.heal();
+      await c.close();
+      const lease = await other.tryAcquire(r, { ttlMs: 5_000 });
+      expect(lease).not.toBeNull();
+      await lease?.release();
+    } finally {
+      await cluster.faults.heal();
+      await Promise.all([c.close(), other.close()]);
     }
   });
 });

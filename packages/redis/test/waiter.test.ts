@@ -130,4 +130,45 @@ describe('waitForGrant', () => {
     unblock();
     await tracked;
   });
+
+  it('a first attempt that hangs is ended by the signal or waitMs, and waited for before the cancel', async () => {
+    // A hung server: the attempt gets no answer until released here.
+    let answer: (outcome: { retryMs: number }) => void = () => undefined;
+    const hung = () =>
+      new Promise<{ retryMs: number }>((resolve) => {
+        answer = resolve;
+      });
+    const order: string[] = [];
+    const cancel = async () => {
+      order.push('cancel');
+    };
+    let tracked: Promise<void> | undefined;
+    const track = (cleanup: Promise<void>) => {
+      tracked = cleanup;
+    };
+    const controller = new AbortController();
+    const startedAt = monotonicNow();
+    const aborted = waitForGrant(
+      plan({
+        waitMs: 60_000,
+        signal: controller.signal,
+        attempt: hung,
+        cancel,
+        attemptBoundMs: 5_000,
+        track,
+      }),
+    );
+    setTimeout(() => controller.abort(), 20);
+    // Before: pending until the attempt answered (its request's own 5 s bound on a stopped server).
+    await expect(aborted).rejects.toBeInstanceOf(LockAbortedError);
+    expect(monotonicNow() - startedAt).toBeLessThan(20 + 250 + 500);
+    expect(order).toEqual([]);
+    answer({ retryMs: 10 });
+    await tracked;
+    expect(order).toEqual(['cancel']);
+
+    const timedOut = waitForGrant(plan({ waitMs: 30, attempt: hung, cancel }));
+    await expect(timedOut).rejects.toBeInstanceOf(LockTimeoutError);
+    expect(order).toEqual(['cancel', 'cancel']);
+  });
 });
