@@ -111,11 +111,7 @@ export class ClientLifecycle<L extends Releasable> {
 
   async #close(freeResources: () => Promise<void>): Promise<void> {
     this.#closing.abort();
-    if (this.#pending > 0) {
-      await new Promise<void>((resolve) => {
-        this.#drained = resolve;
-      });
-    }
+    await this.#drain();
     await Promise.allSettled(
       this.#leases.map(async (lease) => {
         if (lease === undefined || lease.held === false) return;
@@ -127,5 +123,16 @@ export class ClientLifecycle<L extends Releasable> {
       }),
     );
     await freeResources();
+    // Work tracked after the first drain (a released lease's slowest nodes, answered or failed only
+    // when their connection closes): waited for too, so close() leaves no timer of it running.
+    await this.#drain();
+  }
+
+  /** Resolves once no tracked operation is in flight. */
+  async #drain(): Promise<void> {
+    if (this.#pending === 0) return;
+    await new Promise<void>((resolve) => {
+      this.#drained = resolve;
+    });
   }
 }

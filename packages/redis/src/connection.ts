@@ -69,7 +69,10 @@ export async function waitForReplicas(redis: Redis, count: number, timeoutMs: nu
  */
 export const QUIT_TIMEOUT_MS = 1_000;
 
-/** QUIT, bounded: a server that does not answer within `timeoutMs` (or an error) gets its socket closed. */
+/**
+ * QUIT, bounded: a server that does not answer within `timeoutMs` (or an error) gets its socket
+ * destroyed. Resolves once the socket is closed, so nothing of the connection outlives it.
+ */
 export async function closeConnection(redis: Redis, timeoutMs = QUIT_TIMEOUT_MS): Promise<void> {
   let quit = false;
   await settleWithin(
@@ -78,7 +81,16 @@ export async function closeConnection(redis: Redis, timeoutMs = QUIT_TIMEOUT_MS)
     }),
     timeoutMs,
   );
+  const socket = redis.stream;
+  // ioredis' disconnect() only half-closes the socket and leaves a timer (its disconnectTimeout,
+  // 2 s) to destroy it if the server never closes its side: destroyed here instead, so close()
+  // does not resolve with a socket and that timer still open. After an answered QUIT the server is
+  // closing its side anyway.
   if (!quit) redis.disconnect();
+  if (socket === undefined || socket.closed) return;
+  const closed = new Promise((resolve) => socket.once('close', resolve));
+  socket.destroy();
+  await closed;
 }
 
 function describe(redis: Redis): string {

@@ -10,6 +10,7 @@ import {
 } from '@fencekit/redis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { handlesGrownSince, handlesNow } from './support/handles.js';
+import { watchOpenResources } from './support/open-resources.js';
 import { untilQueued } from './support/queue.js';
 
 // Its own server: this file stops it (SIGSTOP). A stopped redis-server keeps its sockets open and
@@ -30,7 +31,22 @@ afterEach(async () => {
 /** Margin for a loaded machine on top of each bound. */
 const SLACK_MS = 1_500;
 
+/** Where the timers and sockets a client opens are made: its sources, core's helpers, ioredis. */
+const CLIENT_CODE = /packages\/(redis|core)\/src\/|node_modules\/ioredis\//;
+
+/** Long enough for the runtime to report closed handles and cleared timers, far below ioredis' 2 s. */
+const CLOSED_GRACE_MS = 100;
+
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits (bounded) until `count` waiters are queued, asked over `redis` so no helper socket is opened. */
+async function untilQueuedOn(c: RedisLockClient, resource: string, count: number): Promise<void> {
+  const deadline = monotonicNow() + 10_000;
+  while (Number(await c.redis.zcard(`fencekit:{${resource}}:queue`)) < count) {
+    if (monotonicNow() > deadline) throw new Error(`${count} waiters not queued on ${resource} within 10 s`);
+    await sleep(5);
+  }
+}
 
 function client(): RedisLockClient {
   return new RedisLockClient({ connection: `redis://${server.endpoint}` });
@@ -131,6 +147,29 @@ describe('RedisLockClient with a hung server (SIGSTOP, socket open)', () => {
     } finally {
       await cluster.faults.heal();
       await Promise.all([c.close(), other.close()]);
+    }
+  });
+
+  it('close() with the server stopped leaves no socket or timer open once it resolves', async () => {
+    const resources = watchOpenResources(CLIENT_CODE);
+    const holder = client();
+    const waiter = client();
+    const r = `hung-leftovers-${randomUUID()}`;
+    try {
+      await holder.acquire(r, { ttlMs: 30_000 });
+      // Subscribed and queued: two connections, both with a command in flight when closed.
+      const waiting = waiter.acquire(r, { ttlMs: 5_000, waitMs: 60_000 }).catch((error: unknown) => error);
+      await untilQueuedOn(holder, r, 1);
+      await cluster.faults.pause(server.id);
+      await Promise.all([holder.close(), waiter.close()]);
+      await sleep(CLOSED_GRACE_MS);
+      // Before the fix: 4 sockets and 5 timers, ioredis destroying the half-closed sockets 2 s later.
+      expect(resources.open()).toEqual([]);
+      expect(await waiting).toBeInstanceOf(ClientClosedError);
+    } finally {
+      resources.stop();
+      await cluster.faults.heal();
+      await Promise.all([holder.close(), waiter.close()]);
     }
   });
 });

@@ -1,5 +1,6 @@
 import {
   type AcquireOptions,
+  abortedPromise,
   assertPositiveMs,
   assertResource,
   assertSignal,
@@ -107,6 +108,14 @@ export class RedlockClient implements LockClient<undefined> {
    */
   readonly #contended = new Map<string, number>();
   #connected: Promise<void> | undefined;
+  /**
+   * Aborted once close() has closed the connections: a released lease's slowest nodes are waited
+   * for no longer then (on the connections fencekit opened they have failed by then; on a caller's
+   * own instance their requests go on, the caller's to close), so close() neither leaves that
+   * wait's timer behind nor waits past its bound for it. A signal, not a promise: each wait removes
+   * its listener, where a reaction on a promise would stay until close().
+   */
+  readonly #connectionsClosed = new AbortController();
 
   constructor(options: RedlockClientOptions) {
     if (typeof options !== 'object' || options === null || !Array.isArray(options.nodes)) {
@@ -324,8 +333,10 @@ export class RedlockClient implements LockClient<undefined> {
         // The slowest nodes' releases finish after the lease is released; close() waits for them.
         release: () =>
           this.#quorum.release(keys, resource, owner, ttlMs, (all) => {
-            // Bounded: a node cut off with its socket still open would never answer (no command timeout).
-            this.#lifecycle.track(settleWithin(all, RELEASE_STRAGGLERS_MS));
+            // Bounded: a node cut off with its socket still open would never answer (no command
+            // timeout). Tracked even when close() is what released the lease: close() waits for
+            // tracked work again once the connections are closed, which ends this wait.
+            this.#lifecycle.track(this.#stragglers(all));
           }),
       },
       onEnd: () => this.#lifecycle.forget(lease),
@@ -372,6 +383,17 @@ export class RedlockClient implements LockClient<undefined> {
       ...this.#subscribers.map((s) => s.close()),
       ...this.#connections.filter((c) => c.owned).map((c) => closeConnection(c.redis)),
     ]);
+    this.#connectionsClosed.abort();
+  }
+
+  /** Waits for a released lease's slowest nodes, until `RELEASE_STRAGGLERS_MS` or close() freed the connections. */
+  async #stragglers(all: Promise<void>): Promise<void> {
+    const closed = abortedPromise(this.#connectionsClosed.signal);
+    try {
+      await settleWithin(Promise.race([all, closed.promise]), RELEASE_STRAGGLERS_MS);
+    } finally {
+      closed.dispose();
+    }
   }
 }
 

@@ -3,10 +3,12 @@ import { type Cluster, type ClusterNode, startCluster } from '@fencekit/cluster'
 import { ClientClosedError, type ManagedLease, monotonicNow } from '@fencekit/core';
 import { QUIT_TIMEOUT_MS } from '@fencekit/redis';
 import { RedlockClient } from '@fencekit/redlock';
+import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { handlesGrownSince, handlesNow } from '../../redis/test/support/handles.js';
+import { watchOpenResources } from '../../redis/test/support/open-resources.js';
 import { untilQueued } from '../../redis/test/support/queue.js';
-import { closeBoundMs, RELEASE_TIMEOUT_MS, WAIT_OVERRUN_MS } from '../src/bounds.js';
+import { closeBoundMs, RELEASE_STRAGGLERS_MS, RELEASE_TIMEOUT_MS, WAIT_OVERRUN_MS } from '../src/bounds.js';
 
 // Its own three nodes: this file stops (SIGSTOP) some of them. A stopped redis-server keeps its
 // sockets open and answers nothing: every request to it hangs until a client-side bound ends it.
@@ -25,6 +27,15 @@ afterEach(async () => {
 const SLACK_MS = 1_500;
 const NODE_TIMEOUT_MS = 100;
 const CLOSE_BOUND_MS = closeBoundMs(NODE_TIMEOUT_MS);
+
+/** Where the timers and sockets a client opens are made: its sources, core's helpers, ioredis. */
+const CLIENT_CODE = /packages\/(redis|redlock|core)\/src\/|node_modules\/ioredis\//;
+/** fencekit's own code only: a caller's own ioredis instances (and their sockets) are the caller's. */
+const FENCEKIT_CODE = /packages\/(redis|redlock|core)\/src\//;
+/** Long enough for the runtime to report closed handles and cleared timers, far below the 2 s leaks. */
+const CLOSED_GRACE_MS = 100;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 function client(): RedlockClient {
   return new RedlockClient({
@@ -132,5 +143,59 @@ describe('RedlockClient with hung nodes (SIGSTOP, sockets open)', () => {
       await c.close();
     }
     expect(await handlesGrownSince(before, 3_000)).toEqual([]);
+  });
+
+  it('close() with every node stopped leaves no socket or timer open once it resolves', async () => {
+    const resources = watchOpenResources(CLIENT_CODE);
+    const holder = client();
+    const waiter = client();
+    const r = `hung-leftovers-${randomUUID()}`;
+    try {
+      await warm(holder);
+      await warm(waiter);
+      await holder.acquire(r, { ttlMs: 30_000 });
+      // The waiter subscribes on every node and queues: nine connections in all, and a lease to
+      // give back whose release no node will answer.
+      const waiting = waiter.acquire(r, { ttlMs: 5_000, waitMs: 60_000 }).catch((error: unknown) => error);
+      for (const n of cluster.nodes) await untilQueued(n.endpoint, r, 1);
+      for (const n of cluster.nodes) await cluster.faults.pause(n.id);
+      await Promise.all([waiter.close(), holder.close()]);
+      await sleep(CLOSED_GRACE_MS);
+      // Before the fix: 9 sockets and 9-10 timers, ioredis destroying the half-closed sockets 2 s later.
+      expect(resources.open()).toEqual([]);
+      expect(await waiting).toBeInstanceOf(ClientClosedError);
+    } finally {
+      resources.stop();
+      await cluster.faults.heal();
+      await Promise.all([holder.close(), waiter.close()]);
+    }
+  });
+
+  it("close() does not leave the wait for a released lease's slowest node running (caller's own connections)", async () => {
+    const [, , n3] = cluster.nodes as ClusterNode[];
+    if (!n3) throw new Error('expected 3 nodes');
+    // The caller's instances: close() leaves them open, so the request to the stopped node stays
+    // unanswered after close() and only close() itself can end the wait for it.
+    const connections = cluster.nodes.map((n) => new Redis(`redis://${n.endpoint}`));
+    const resources = watchOpenResources(FENCEKIT_CODE);
+    const c = new RedlockClient({ nodes: connections, nodeTimeoutMs: NODE_TIMEOUT_MS });
+    try {
+      await warm(c);
+      await c.acquire(`hung-straggler-${randomUUID()}`, { ttlMs: 30_000 });
+      await cluster.faults.pause(n3.id);
+      const startedAt = monotonicNow();
+      // Its release returns at the quorum of the two live nodes; n3's part is still in flight.
+      await c.close();
+      // Not held up by n3 for the stragglers' whole bound either.
+      expect(monotonicNow() - startedAt).toBeLessThan(RELEASE_STRAGGLERS_MS);
+      await sleep(CLOSED_GRACE_MS);
+      // Before the fix: the 2 s wait for n3, registered after close() had stopped waiting.
+      expect(resources.open()).toEqual([]);
+    } finally {
+      resources.stop();
+      await cluster.faults.heal();
+      await c.close();
+      await Promise.all(connections.map((redis) => redis.quit().catch(() => redis.disconnect())));
+    }
   });
 });
