@@ -68,7 +68,7 @@ describe('zk', () => {
     const starts = nemesis(h, 'start', 'stall-holder');
     const stops = nemesis(h, 'stop', 'stall-holder');
     expect(starts.length, JSON.stringify(finished.run.meta.faultsApplied)).toBeGreaterThan(0);
-    const sessionMs = 1_000; // the zk backend's session for the default 1 s TTL
+    const sessionMs = 4_000; // the zk backend's session for the default 1 s TTL (twice the follower lag)
     for (const [i, start] of starts.entries()) {
       const stop = stops[i]!;
       const lane = value(start).client as number;

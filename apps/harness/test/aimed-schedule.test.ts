@@ -43,9 +43,9 @@ describe('the schedule of the aimed faults', () => {
 });
 
 describe('sessions the aimed faults are sized by', () => {
-  it('ZooKeeper: the negotiated timeout (asked = granted between 1 s and 60 s); etcd: whole seconds, at least 2', () => {
-    expect(zkBackend.sessionMs!(1_000)).toBe(1_000);
-    expect(zkBackend.sessionMs!(400)).toBe(1_000);
+  it('ZooKeeper: the TTL, at least twice the follower lag (2 s); etcd: whole seconds, at least 2', () => {
+    expect(zkBackend.sessionMs!(1_000)).toBe(4_000);
+    expect(zkBackend.sessionMs!(400)).toBe(4_000);
     expect(zkBackend.sessionMs!(5_000)).toBe(5_000);
     expect(etcdBackend.sessionMs!(1_000)).toBe(2_000);
     expect(etcdBackend.sessionMs!(2_500)).toBe(3_000);

@@ -11,6 +11,7 @@ export {
 } from './errors.js';
 export type { EffectQuery, ObservableFault, Observation } from './faults/effects.js';
 export { type FaultSupportQuery, type TopologyFault, unsupportedFaults } from './faults/support.js';
+export { ZOOKEEPER_FOLLOWER_LAG_MS } from './local/zookeeper.js';
 export { DEFAULT_NODES } from './options.js';
 export { type ServedCluster, serveClusterToParent, startServedCluster } from './serve.js';
 export { startCluster } from './start.js';

@@ -28,7 +28,7 @@ export async function floorCycle(servers: string): Promise<Cycle> {
 
 /** fencekit's lock: acquire (protected ephemeral-sequential node, fence) + release. */
 export async function lockCycle(servers: string): Promise<Cycle> {
-  const client = new ZkLockClient({ servers, sessionTimeoutMs: 10_000 });
+  const client = new ZkLockClient({ servers, sessionTimeoutMs: 30_000 });
   const resource = `bench/uncontended/${randomUUID()}`;
   return {
     async once() {

@@ -63,7 +63,7 @@ export class FencekitLocker implements BenchLocker {
   readonly client: ZkLockClient;
 
   constructor(servers: string) {
-    this.client = new ZkLockClient({ servers, sessionTimeoutMs: 10_000 });
+    this.client = new ZkLockClient({ servers, sessionTimeoutMs: 30_000 });
   }
 
   async lock(resource: string): Promise<Unlock> {

@@ -2,7 +2,7 @@
 import { ZkElection, ZkLockClient } from '@fencekit/zk';
 
 const servers = process.env.ZK_SERVERS ?? '127.0.0.1:2181';
-const locks = new ZkLockClient({ servers, sessionTimeoutMs: 10_000 });
+const locks = new ZkLockClient({ servers, sessionTimeoutMs: 30_000 });
 
 // 1. A lock: fair, fenced by the lock node's czxid.
 const lease = await locks.acquire('inventory/sku-42', { ttlMs: 5_000, waitMs: 10_000 });
@@ -20,7 +20,7 @@ try {
 }
 
 // 3. An election: campaign, see who leads, watch changes, resign.
-const election = new ZkElection('billing-primary', { servers, sessionTimeoutMs: 10_000 });
+const election = new ZkElection('billing-primary', { servers, sessionTimeoutMs: 30_000 });
 const watching = new AbortController();
 const changes = (async () => {
   for await (const leader of election.observe({ signal: watching.signal })) {

@@ -1,17 +1,29 @@
 import { InvalidArgumentError } from '@fencekit/core';
-import { ZkSession } from './session.js';
+import { DEFAULT_FOLLOWER_LAG_MS, ZkSession } from './session.js';
 
-/** Default ZooKeeper session timeout: how long a dead holder keeps its locks. */
-export const DEFAULT_SESSION_TIMEOUT_MS = 10_000;
+/**
+ * Default ZooKeeper session timeout: how long a dead holder keeps its locks. It must exceed the
+ * follower lag (default 10 s, `DEFAULT_FOLLOWER_LAG_MS`) for a lease to have any validity; 30 s
+ * leaves about 19 s per answered request, and ZooKeeper's sample configuration (tickTime 2000,
+ * maxSessionTimeout 20 ticks = 40 s) grants it as asked.
+ */
+export const DEFAULT_SESSION_TIMEOUT_MS = 30_000;
 
 export interface ZkServerOptions {
   /** The ensemble: `"host:port,host:port"` or a list of `"host:port"`. */
   servers: string | readonly string[];
   /**
    * Requested session timeout (the server clamps it to its min/max, by default 2–20 ticks). A holder
-   * that dies keeps its locks and leadership this long. Default 10 000 ms.
+   * that dies keeps its locks and leadership this long. Default 30 000 ms. Must exceed
+   * `followerLagMs` by 2 % (InvalidArgumentError otherwise), and the negotiated timeout too.
    */
   sessionTimeoutMs?: number;
+  /**
+   * Set to `syncLimit × tickTime` of your ensemble: how long a follower cut off from its leader may
+   * still answer. Validity after each answered request is the session timeout less this (and a 2 %
+   * clock-rate margin). Default 10 000 ms (zoo_sample.cfg: tickTime 2000 × syncLimit 5).
+   */
+  followerLagMs?: number;
   /** Folder under which fencekit keeps its nodes. Default `/fencekit`. */
   root?: string;
 }
@@ -74,5 +86,9 @@ export function createSession(options: Omit<ZkServerOptions, 'root'>): ZkSession
       'a finite number of milliseconds ≥ 100',
     );
   }
-  return new ZkSession({ servers, sessionTimeoutMs });
+  return new ZkSession({
+    servers,
+    sessionTimeoutMs,
+    followerLagMs: options.followerLagMs ?? DEFAULT_FOLLOWER_LAG_MS,
+  });
 }

@@ -13,4 +13,4 @@ export {
 } from './guarded-write.js';
 export { ZkLeadership } from './leadership.js';
 export { UNSURE, ZkLease, ZkLockClient } from './lock.js';
-export { type SessionEvent, ZkSession } from './session.js';
+export { DEFAULT_FOLLOWER_LAG_MS, type SessionEvent, ZkSession } from './session.js';

@@ -1,5 +1,5 @@
 /// <reference path="./node-zookeeper-client.d.ts" preserve="true" />
-import { monotonicNow } from '@fencekit/core';
+import { ClientClosedError, InvalidArgumentError, monotonicNow } from '@fencekit/core';
 import zookeeper, { type Client, type Stat, type Watcher, type ZkException } from 'node-zookeeper-client';
 import { type Created, create2 } from './create2.js';
 import { deleteNode } from './delete.js';
@@ -19,7 +19,20 @@ export interface SessionOptions {
   /** Comma-separated `host:port` list of the ensemble. */
   servers: string;
   sessionTimeoutMs: number;
+  /**
+   * How long a follower cut off from its leader may still answer clients: the ensemble's
+   * `syncLimit × tickTime` (see `vouchedMs`). Default `DEFAULT_FOLLOWER_LAG_MS`.
+   */
+  followerLagMs?: number | undefined;
 }
+
+/**
+ * The follower lag assumed when none is given: ZooKeeper's sample configuration (zoo_sample.cfg, which
+ * most installations keep) has tickTime 2000 and syncLimit 5, so a cut-off follower may answer for up
+ * to 10 s. Assuming less than the real figure would let a lease outlive its session; assuming more
+ * only shortens validity, so the default covers the common configuration, not the smallest one.
+ */
+export const DEFAULT_FOLLOWER_LAG_MS = 10_000;
 
 export interface CallOptions {
   signal?: Cancel | undefined;
@@ -35,9 +48,14 @@ export interface CallOptions {
  */
 export class ZkSession {
   #sessionTimeoutMs: number;
+  readonly #followerLagMs: number;
   readonly #servers: string;
   #client: Client | undefined;
   #connecting: Promise<void> | undefined;
+  /** Rejects `#connecting`: closing the session settles every `ready()` waiter at once. */
+  #failConnecting: ((error: Error) => void) | undefined;
+  /** Why the session refuses to serve (closed, or the negotiated timeout leaves no validity). */
+  #refusal: Error | undefined;
   #generation = 0;
   #connected = false;
   #suspendedAt: number | undefined;
@@ -48,7 +66,7 @@ export class ZkSession {
   #answeredSentAt = 0;
   /** When the current connection was (re)established: where the wait for an answer starts. */
   #connectedAt = 0;
-  /** Fires when no request sent within the last ⅔ session timeout has been answered (see `#overdue`). */
+  /** Fires when no request sent within the last `vouchedMs` has been answered (see `#watchOverdue`). */
   #overdueTimer: NodeJS.Timeout | undefined;
   #closed = false;
   readonly #listeners = new Set<(event: SessionEvent, generation: number) => void>();
@@ -70,7 +88,14 @@ export class ZkSession {
 
   constructor(options: SessionOptions) {
     this.#servers = options.servers;
+    this.#followerLagMs = options.followerLagMs ?? DEFAULT_FOLLOWER_LAG_MS;
+    assertLeavesValidity('sessionTimeoutMs', options.sessionTimeoutMs, this.#followerLagMs);
     this.#sessionTimeoutMs = options.sessionTimeoutMs;
+  }
+
+  /** The ensemble's follower lag allowance this session assumes (`syncLimit × tickTime`). */
+  get followerLagMs(): number {
+    return this.#followerLagMs;
   }
 
   /** The session timeout: as requested until connected, then as the ensemble granted it. */
@@ -85,19 +110,16 @@ export class ZkSession {
 
   /**
    * Until when (on `monotonicNow()`) session `generation` is surely still alive on the ensemble, and
-   * its ephemeral nodes with it: the send time of the last request it answered, plus ⅔ of the
-   * negotiated session timeout. A server restarts a session's timeout when a request of it arrives
-   * (a follower reports it to the leader later still), so the session cannot expire before that send
-   * time plus the whole timeout. The third held back covers clocks that run at slightly different
-   * rates and a follower cut off from its leader that still answers for up to syncLimit × tickTime
-   * (keep that under a third of the session timeout for the bound to hold through such a partition
-   * and a stalled client at once). It matches the read timeout (`#overdue`), so a connection whose
-   * answers are late is suspended as this bound passes. 0 for a generation that is not the current
-   * one. Read it when it is needed: it is a bound on the session, not a promise kept by a timer.
+   * its ephemeral nodes with it: the send time of the last request it answered, plus `vouchedMs` of
+   * the negotiated session timeout (⅔ of what is left after the follower lag, the leader's ping
+   * cycle and a clock-rate margin; see `usableMs`). It
+   * matches the read timeout (`#watchOverdue`), so a connection whose answers are late is suspended
+   * as this bound passes. 0 for a generation that is not the current one. Read it when it is needed:
+   * it is a bound on the session, not a promise kept by a timer.
    */
   aliveUntil(generation: number): number {
     if (generation !== this.#generation || this.#answeredSentAt === 0) return 0;
-    return this.#answeredSentAt + vouchedMs(this.#sessionTimeoutMs);
+    return this.#answeredSentAt + vouchedMs(this.#sessionTimeoutMs, this.#followerLagMs);
   }
 
   /** True while the current session is connected and answering. */
@@ -116,19 +138,25 @@ export class ZkSession {
 
   /** Resolves once a session is connected; opens a new one if there is none (first use, after expiry). */
   async ready(options: CallOptions = {}): Promise<number> {
+    if (this.#refusal) throw this.#refusal;
     if (this.#closed)
       throw new ZkCallError('connect', this.#servers, ZkCode.CONNECTION_LOSS, 'client closed');
     if (this.#connected && this.#client) return this.#generation;
     if (!this.#client) this.#open();
-    this.#connecting ??= new Promise<void>((resolve) => {
+    this.#connecting ??= new Promise<void>((resolve, reject) => {
       const off = this.on((event) => {
         if (event === 'reconnected' || event === 'expired') {
           off();
           resolve();
         }
       });
+      this.#failConnecting = (error) => {
+        off();
+        reject(error);
+      };
     }).finally(() => {
       this.#connecting = undefined;
+      this.#failConnecting = undefined;
     });
     await settleWithin(this.#connecting, 'connect', this.#servers, {
       timeoutMs: options.timeoutMs ?? this.sessionTimeoutMs,
@@ -207,8 +235,11 @@ export class ZkSession {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#refusal ??= new ClientClosedError('ZkSession');
     this.#stopLiveness();
     this.#failInflight('client closed');
+    // A waiter for a connection that will never come must not keep its timer for a session timeout.
+    this.#failConnecting?.(this.#refusal);
     const client = this.#client;
     this.#client = undefined;
     this.#connected = false;
@@ -235,6 +266,17 @@ export class ZkSession {
       this.#connected = true;
       this.#suspendedAt = undefined;
       this.#sessionTimeoutMs = client.getSessionTimeout();
+      if (vouchedMs(this.#sessionTimeoutMs, this.#followerLagMs) < MIN_VOUCHED_MS) {
+        // The ensemble clamped the timeout below what the follower lag allows: no lease could ever be
+        // valid, and the read timeout would drop every connection at once. Refuse, and say why.
+        this.#refusal = leavesNoValidity(
+          'negotiated session timeout',
+          this.#sessionTimeoutMs,
+          this.#followerLagMs,
+        );
+        void this.close();
+        return;
+      }
       this.#connectedAt = monotonicNow();
       this.#startLiveness(client);
       this.#emit('reconnected', generation);
@@ -269,16 +311,16 @@ export class ZkSession {
 
   /**
    * node-zookeeper-client has no read timeout: a server that stops answering without closing the
-   * socket would leave us "connected" forever. Like the Java client we expect answers within ⅔ of the
-   * session timeout, counted here from when the answered request was *sent* (the bound `aliveUntil`
-   * gives leases): a cheap read probes whenever no answered request was sent within the last tick
-   * (⅙ of the timeout), and the socket is dropped when the bound passes (`#watchOverdue`; the library
+   * socket would leave us "connected" forever. We expect answers within `vouchedMs`, counted from
+   * when the answered request was *sent* (the bound `aliveUntil` gives leases): a cheap read probes
+   * whenever no answered request was sent within the last tick (`probeEveryMs`), and the socket is
+   * dropped when the bound passes (`#watchOverdue`; the library
    * then tries the next server). While disconnected, a session older than the session timeout is
    * treated as expired (Curator does the same): the ensemble has dropped it by then.
    */
   #startLiveness(client: Client): void {
     this.#stopLiveness();
-    const tickMs = Math.max(50, Math.floor(this.sessionTimeoutMs / 6));
+    const tickMs = probeEveryMs(this.sessionTimeoutMs, this.#followerLagMs);
     let probing = false;
     this.#liveness = setInterval(() => {
       const now = monotonicNow();
@@ -307,13 +349,15 @@ export class ZkSession {
 
   /**
    * Suspends the connection (and drops its socket, so the library reconnects) once no request sent
-   * within the last ⅔ session timeout, or since the connection was made, has been answered: the
+   * within the last `vouchedMs`, or since the connection was made, has been answered: the
    * moment `aliveUntil` stops vouching for the session. One timer per session, re-armed when it fires
    * early because answers pushed the bound on (not per answer: that would cost a timer per request).
    */
   #watchOverdue(client: Client): void {
     clearTimeout(this.#overdueTimer);
-    const dueAt = () => Math.max(this.#answeredSentAt, this.#connectedAt) + vouchedMs(this.#sessionTimeoutMs);
+    const dueAt = () =>
+      Math.max(this.#answeredSentAt, this.#connectedAt) +
+      vouchedMs(this.#sessionTimeoutMs, this.#followerLagMs);
     this.#overdueTimer = setTimeout(
       () => {
         this.#overdueTimer = undefined;
@@ -479,11 +523,69 @@ const LOCAL_FAILURES: ReadonlySet<number> = new Set([
 ]);
 
 /**
- * How long after an answered request's send time its session is vouched for: ⅔ of the session
- * timeout (see `ZkSession.aliveUntil`).
+ * How long after an answered request's send time its session is vouched for (`ZkSession.aliveUntil`):
+ * ⅔ of `usableMs`. The last third covers the gap between two of our requests: a probe goes out
+ * whenever none was answered within ⅙ of `usableMs` (`#startLiveness`), so consecutive sends are at
+ * most two such ticks apart while answers come within one.
  */
-function vouchedMs(sessionTimeoutMs: number): number {
-  return (sessionTimeoutMs * 2) / 3;
+export function vouchedMs(sessionTimeoutMs: number, followerLagMs: number): number {
+  return (usableMs(sessionTimeoutMs, followerLagMs) * 2) / 3;
+}
+
+/**
+ * What is left of the session timeout once what the ensemble may have missed is taken off. The
+ * server a request reached restarted the session's timeout on arrival, but only the leader expires
+ * sessions, and a follower reports its sessions' touches to the leader only in its replies to the
+ * leader's pings (every ½ tickTime). A follower cut off from the leader keeps answering for up to
+ * `syncLimit × tickTime` (`followerLagMs`) after the last ping it got, and its last ping reply may be
+ * lost too. So the leader may count the session down from our last request sent before the
+ * follower's second-to-last ping: up to followerLagMs + ½ tickTime + the gap between two of our
+ * requests before the last answered send. ½ tickTime is taken as ¼ of followerLagMs (exact for
+ * syncLimit 2, more for larger ones), and 2 % of the timeout covers clocks running at slightly
+ * different rates (far above real drift; the leader rounds expiry up to a tick, which only helps).
+ */
+function usableMs(sessionTimeoutMs: number, followerLagMs: number): number {
+  return sessionTimeoutMs * (1 - CLOCK_RATE_MARGIN) - followerLagMs * (1 + PING_CYCLE_SHARE);
+}
+
+const CLOCK_RATE_MARGIN = 0.02;
+const PING_CYCLE_SHARE = 0.25;
+
+/** The probe interval: ⅙ of `usableMs`, so that consecutive requests are at most ⅓ of it apart. */
+function probeEveryMs(sessionTimeoutMs: number, followerLagMs: number): number {
+  return Math.max(50, Math.floor(usableMs(sessionTimeoutMs, followerLagMs) / 6));
+}
+
+/** Throws InvalidArgumentError unless the session timeout leaves some validity after the follower lag. */
+export function assertLeavesValidity(name: string, sessionTimeoutMs: number, followerLagMs: number): void {
+  if (typeof followerLagMs !== 'number' || !Number.isFinite(followerLagMs) || followerLagMs < 0) {
+    throw new InvalidArgumentError(
+      'followerLagMs',
+      followerLagMs,
+      "a finite number of milliseconds ≥ 0: your ensemble's syncLimit × tickTime",
+    );
+  }
+  if (!(vouchedMs(sessionTimeoutMs, followerLagMs) >= MIN_VOUCHED_MS)) {
+    throw leavesNoValidity(name, sessionTimeoutMs, followerLagMs);
+  }
+}
+
+/** Less validity than this per answer would end leases between two probes of a busy machine. */
+const MIN_VOUCHED_MS = 100;
+
+function leavesNoValidity(
+  name: string,
+  sessionTimeoutMs: number,
+  followerLagMs: number,
+): InvalidArgumentError {
+  const least = Math.ceil(
+    ((MIN_VOUCHED_MS * 3) / 2 + followerLagMs * (1 + PING_CYCLE_SHARE)) / (1 - CLOCK_RATE_MARGIN),
+  );
+  return new InvalidArgumentError(
+    name,
+    sessionTimeoutMs,
+    `at least ${least} ms with followerLagMs ${followerLagMs} (syncLimit × tickTime): a shorter session leaves a lease no validity`,
+  );
 }
 
 /**

@@ -5,11 +5,15 @@ import { describeElectionConformance, describeLockConformance } from '@fencekit/
 import { ZkElection, ZkLeadership, ZkLockClient } from '@fencekit/zk';
 import zookeeper, { type Client, type ClientOptions, type Stat } from 'node-zookeeper-client';
 import { closeRaw, connectRaw, settle } from '../bench/raw.js';
+import { followerLagMs } from './support/ensemble.js';
 
 const { endpoints } = injectCluster('zookeeper');
 const servers = endpoints.join(',');
-/** Short, so the suite's "holder went away" checks do not wait long; the ensemble's minimum is 1 s. */
-const sessionTimeoutMs = 2_000;
+/**
+ * Short, so the suite's "holder went away" checks do not wait long, but twice the ensemble's follower
+ * lag (2 s): a session's validity is its timeout less that lag, and a shorter one is refused.
+ */
+const sessionTimeoutMs = 4_000;
 
 // Expiring a leader's session the way the ensemble does needs that session's id and password, and the
 // adapter keeps its ZooKeeper client private. Every client node-zookeeper-client creates is recorded
@@ -75,7 +79,7 @@ async function takeOverAndClose(owner: Client): Promise<void> {
 }
 
 describeLockConformance('zookeeper', {
-  createClient: async () => new ZkLockClient({ servers, sessionTimeoutMs }),
+  createClient: async () => new ZkLockClient({ servers, sessionTimeoutMs, followerLagMs }),
   // Fair: FIFO by sequence number. Expiry on: a lease not extended within ttlMs is given up by its
   // client, which deletes the lock node (a dead client's node goes with its session instead).
   capabilities: { fair: true, expiry: true },
@@ -86,7 +90,7 @@ describeLockConformance('zookeeper', {
 });
 
 describeElectionConformance('zookeeper', {
-  createElection: async (name) => new ZkElection(name, { servers, sessionTimeoutMs }),
+  createElection: async (name) => new ZkElection(name, { servers, sessionTimeoutMs, followerLagMs }),
   ttlMs: sessionTimeoutMs,
   timeScale: 3,
   loseSession: (_participant, leadership) => expireLeaderSession(leadership),

@@ -14,7 +14,7 @@ import {
 } from '@fencekit/zk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ZkCode, zkCode } from '../src/zk-errors.js';
-import { startEnsemble } from './support/ensemble.js';
+import { followerLagMs, startEnsemble } from './support/ensemble.js';
 import { ResourceLog } from './support/resource-log.js';
 import { stopsServing } from './support/serving.js';
 
@@ -71,11 +71,11 @@ describe('zookeeper under faults', () => {
     const resource = resourceName('killed-holder');
     const { child, value: heldFence } = await startFixture(
       holderScript,
-      [servers, resource, String(sessionTimeoutMs)],
+      [servers, resource, String(sessionTimeoutMs), String(followerLagMs)],
       'holder process never held the lock',
     );
 
-    const waiter = track(new ZkLockClient({ servers, sessionTimeoutMs }));
+    const waiter = track(new ZkLockClient({ servers, sessionTimeoutMs, followerLagMs }));
     const waiting = waiter.acquire(resource, { ttlMs: 10_000, waitMs: sessionTimeoutMs * 4 });
     await new Promise((r) => setTimeout(r, 300));
     const killedAt = monotonicNow();
@@ -92,11 +92,11 @@ describe('zookeeper under faults', () => {
     const name = resourceName('killed-leader');
     const { child, value: deadTerm } = await startFixture(
       leaderScript,
-      [servers, name, String(sessionTimeoutMs)],
+      [servers, name, String(sessionTimeoutMs), String(followerLagMs)],
       'the leader process never led',
     );
 
-    const election = track(new ZkElection(name, { servers, sessionTimeoutMs }));
+    const election = track(new ZkElection(name, { servers, sessionTimeoutMs, followerLagMs }));
     expect((await election.leader())?.candidate).toBe('doomed');
     const campaigning = election.campaign('heir', { waitMs: sessionTimeoutMs * 4 });
     campaigning.catch(() => {});
@@ -120,8 +120,8 @@ describe('zookeeper under faults', () => {
       const isolated = cluster.nodes[isolatedIndex]!;
       const others = cluster.nodes.filter((n) => n !== isolated).map((n) => n.endpoint);
       // A can reach only the node that will be isolated; B only the others.
-      const a = track(new ZkLockClient({ servers: isolated.endpoint, sessionTimeoutMs }));
-      const b = track(new ZkLockClient({ servers: others.join(','), sessionTimeoutMs }));
+      const a = track(new ZkLockClient({ servers: isolated.endpoint, sessionTimeoutMs, followerLagMs }));
+      const b = track(new ZkLockClient({ servers: others.join(','), sessionTimeoutMs, followerLagMs }));
       return { isolated, a, b };
     }
 
@@ -182,7 +182,9 @@ describe('zookeeper under faults', () => {
       cluster = await startEnsemble({ topology: 'zookeeper', nodes: 3 });
       const node = cluster.nodes[0]!;
       // A long session (the servers grant at most 10 s): its liveness tick, ⅙ of it, would show.
-      const session = track(createSession({ servers: node.endpoint, sessionTimeoutMs: 10_000 }));
+      const session = track(
+        createSession({ servers: node.endpoint, sessionTimeoutMs: 10_000, followerLagMs }),
+      );
       await session.exists('/');
       await cluster.faults.pause(node.id);
       if (!(await stopsServing(node.directEndpoint, 5_000))) {
@@ -205,9 +207,15 @@ describe('zookeeper under faults', () => {
       // The claim is about a session that outlives the failover, so give it room for a slow re-election
       // on a loaded machine (a 4 s session can expire while 2 cores elect a new leader).
       const failoverSessionMs = 12_000;
-      const a = track(new ZkLockClient({ servers: survivor.endpoint, sessionTimeoutMs: failoverSessionMs }));
+      const a = track(
+        new ZkLockClient({ servers: survivor.endpoint, sessionTimeoutMs: failoverSessionMs, followerLagMs }),
+      );
       const b = track(
-        new ZkLockClient({ servers: cluster.endpoints.join(','), sessionTimeoutMs: failoverSessionMs }),
+        new ZkLockClient({
+          servers: cluster.endpoints.join(','),
+          sessionTimeoutMs: failoverSessionMs,
+          followerLagMs,
+        }),
       );
       const resource = resourceName('leader-killed');
       const dataPath = `/fencekit-test/leader-killed-${Math.random().toString(36).slice(2)}`;

@@ -2,12 +2,13 @@ import { injectCluster } from '@fencekit/cluster/vitest';
 import { isFencekitError } from '@fencekit/core';
 import { ZkLockClient } from '@fencekit/zk';
 import { describe, expect, it } from 'vitest';
+import { followerLagMs } from './support/ensemble.js';
 
 const servers = injectCluster('zookeeper').endpoints.join(',');
 
 describe('guardedWrite paths', () => {
   it('a path with a lone surrogate is a typed argument error before anything is sent; the lease stays held', async () => {
-    const client = new ZkLockClient({ servers, sessionTimeoutMs: 4_000 });
+    const client = new ZkLockClient({ servers, sessionTimeoutMs: 4_000, followerLagMs });
     try {
       const lease = await client.acquire(`hostile-path/${Math.random().toString(36).slice(2)}`, {
         ttlMs: 10_000,

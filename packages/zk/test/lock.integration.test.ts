@@ -3,6 +3,7 @@ import { isFencekitError } from '@fencekit/core';
 import { GuardedWriteRefusedError, ZkLockClient } from '@fencekit/zk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ZkCallError, ZkCode } from '../src/zk-errors.js';
+import { followerLagMs } from './support/ensemble.js';
 import { watchesByPath } from './support/four-letter.js';
 
 const cluster = injectCluster('zookeeper');
@@ -11,7 +12,7 @@ const sessionTimeoutMs = 4_000;
 
 const clients: ZkLockClient[] = [];
 function client(options: { servers?: string } = {}): ZkLockClient {
-  const c = new ZkLockClient({ servers: options.servers ?? servers, sessionTimeoutMs });
+  const c = new ZkLockClient({ servers: options.servers ?? servers, sessionTimeoutMs, followerLagMs });
   clients.push(c);
   return c;
 }

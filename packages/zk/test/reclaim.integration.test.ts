@@ -2,7 +2,7 @@ import type { Cluster } from '@fencekit/cluster';
 import { ClientClosedError, isFencekitError, LockLostError, NotLockHolderError } from '@fencekit/core';
 import { UNSURE, type ZkLease, ZkLockClient } from '@fencekit/zk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEnsemble } from './support/ensemble.js';
+import { followerLagMs, startEnsemble } from './support/ensemble.js';
 
 /**
  * Room for the cut to be noticed (⅔ of it), healed and reconnected before the ensemble could expire
@@ -49,8 +49,10 @@ function aborted(signal: AbortSignal, withinMs: number): Promise<void> {
  */
 async function reclaimedAfterSuspension(resources: string[]) {
   const [first, ...rest] = cluster.nodes;
-  const a = track(new ZkLockClient({ servers: first!.endpoint, sessionTimeoutMs }));
-  const b = track(new ZkLockClient({ servers: rest.map((n) => n.endpoint).join(','), sessionTimeoutMs }));
+  const a = track(new ZkLockClient({ servers: first!.endpoint, sessionTimeoutMs, followerLagMs }));
+  const b = track(
+    new ZkLockClient({ servers: rest.map((n) => n.endpoint).join(','), sessionTimeoutMs, followerLagMs }),
+  );
   const old: ZkLease[] = [];
   for (const resource of resources) old.push(await a.acquire(resource, { ttlMs: 60_000 }));
   const granted = new Set<string>();
@@ -106,8 +108,10 @@ describe('reclaim after a suspension', () => {
 
   it('a reclaim racing the expiry of its session fails with LockLostError and hands nothing out', async () => {
     const [first, ...rest] = cluster.nodes;
-    const a = track(new ZkLockClient({ servers: first!.endpoint, sessionTimeoutMs }));
-    const b = track(new ZkLockClient({ servers: rest.map((n) => n.endpoint).join(','), sessionTimeoutMs }));
+    const a = track(new ZkLockClient({ servers: first!.endpoint, sessionTimeoutMs, followerLagMs }));
+    const b = track(
+      new ZkLockClient({ servers: rest.map((n) => n.endpoint).join(','), sessionTimeoutMs, followerLagMs }),
+    );
     const resource = unique('expiry');
     const lease = await a.acquire(resource, { ttlMs: 60_000 });
     const waiting = b.acquire(resource, { ttlMs: 60_000, waitMs: 60_000 });
@@ -136,7 +140,7 @@ describe('reclaim after a suspension', () => {
 
   it('close() during a reclaim ends it at once with ClientClosedError', async () => {
     const [first] = cluster.nodes;
-    const a = track(new ZkLockClient({ servers: first!.endpoint, sessionTimeoutMs }));
+    const a = track(new ZkLockClient({ servers: first!.endpoint, sessionTimeoutMs, followerLagMs }));
     const lease = await a.acquire(unique('close'), { ttlMs: 60_000 });
     await cluster.faults.cutClients(first!.id);
     try {

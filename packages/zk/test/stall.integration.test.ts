@@ -5,6 +5,7 @@ import { injectCluster } from '@fencekit/cluster/vitest';
 import { LockLostError, monotonicNow, NotLockHolderError } from '@fencekit/core';
 import { UNSURE, ZkElection, ZkLockClient } from '@fencekit/zk';
 import { afterEach, describe, expect, it } from 'vitest';
+import { followerLagMs } from './support/ensemble.js';
 
 /**
  * A holder whose process stalls (GC pause, CPU-bound code) for longer than its session timeout: the
@@ -59,8 +60,8 @@ async function eventually(check: () => Promise<boolean>, withinMs: number): Prom
 
 describe('a holder stalled past its session timeout', () => {
   it('lock: held is false and validUntil is capped by the session on the first line after the stall', async () => {
-    const holder = track(new ZkLockClient({ servers, sessionTimeoutMs: holderSessionMs }));
-    const waiter = track(new ZkLockClient({ servers, sessionTimeoutMs: waiterSessionMs }));
+    const holder = track(new ZkLockClient({ servers, sessionTimeoutMs: holderSessionMs, followerLagMs }));
+    const waiter = track(new ZkLockClient({ servers, sessionTimeoutMs: waiterSessionMs, followerLagMs }));
     const resource = unique('lock');
     const lease = await holder.acquire(resource, { ttlMs: 60_000 });
     const waiting = waiter.acquire(resource, { ttlMs: 60_000, waitMs: 30_000 });
@@ -96,8 +97,8 @@ describe('a holder stalled past its session timeout', () => {
 
   it('election: isLeader is false and the signal aborted on the first line after the stall', async () => {
     const name = unique('election');
-    const leader = track(new ZkElection(name, { servers, sessionTimeoutMs: holderSessionMs }));
-    const heir = track(new ZkElection(name, { servers, sessionTimeoutMs: waiterSessionMs }));
+    const leader = track(new ZkElection(name, { servers, sessionTimeoutMs: holderSessionMs, followerLagMs }));
+    const heir = track(new ZkElection(name, { servers, sessionTimeoutMs: waiterSessionMs, followerLagMs }));
     const leadership = await leader.campaign('stalled', { waitMs: 10_000 });
     const campaigning = heir.campaign('heir', { waitMs: 30_000 });
     campaigning.catch(() => {});
@@ -118,9 +119,13 @@ describe('a holder stalled past its session timeout', () => {
 
   it('lock, holder SIGSTOPped in its own process: no check it made believes in validity past the next grant', async () => {
     const resource = unique('sigstop');
-    const child = spawn(process.execPath, [checkingHolder, servers, resource, String(holderSessionMs)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const child = spawn(
+      process.execPath,
+      [checkingHolder, servers, resource, String(holderSessionMs), String(followerLagMs)],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     track({ close: async () => void child.kill('SIGKILL') });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -128,7 +133,7 @@ describe('a holder stalled past its session timeout', () => {
     });
     await once(child.stdout, 'data', { signal: AbortSignal.timeout(20_000) });
     expect(output).toMatch(/^held \d+/);
-    const waiter = track(new ZkLockClient({ servers, sessionTimeoutMs: holderSessionMs }));
+    const waiter = track(new ZkLockClient({ servers, sessionTimeoutMs: holderSessionMs, followerLagMs }));
     const waiting = waiter.acquire(resource, { ttlMs: 60_000, waitMs: 30_000 });
     waiting.catch(() => {});
     await new Promise((r) => setTimeout(r, 500));
@@ -160,13 +165,17 @@ describe('a holder stalled past its session timeout', () => {
 
   it('a waiter SIGSTOPped past its session timeout is not granted on the notification that queued up meanwhile', async () => {
     const resource = unique('waiter');
-    const holder = track(new ZkLockClient({ servers, sessionTimeoutMs: holderSessionMs }));
-    const third = track(new ZkLockClient({ servers, sessionTimeoutMs: holderSessionMs }));
+    const holder = track(new ZkLockClient({ servers, sessionTimeoutMs: holderSessionMs, followerLagMs }));
+    const third = track(new ZkLockClient({ servers, sessionTimeoutMs: holderSessionMs, followerLagMs }));
     const first = await holder.acquire(resource, { ttlMs: 60_000 });
     // The waiter in its own process (second in line): prints "held <fence>" once granted, then checks.
-    const child = spawn(process.execPath, [checkingHolder, servers, resource, String(holderSessionMs)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const child = spawn(
+      process.execPath,
+      [checkingHolder, servers, resource, String(holderSessionMs), String(followerLagMs)],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     track({ close: async () => void child.kill('SIGKILL') });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -200,8 +209,8 @@ describe('a holder stalled past its session timeout', () => {
     const shortStallMs = 6_500;
 
     async function stalledHolder(label: string) {
-      const holder = track(new ZkLockClient({ servers, sessionTimeoutMs }));
-      const waiter = track(new ZkLockClient({ servers, sessionTimeoutMs: waiterSessionMs }));
+      const holder = track(new ZkLockClient({ servers, sessionTimeoutMs, followerLagMs }));
+      const waiter = track(new ZkLockClient({ servers, sessionTimeoutMs: waiterSessionMs, followerLagMs }));
       const resource = unique(label);
       const lease = await holder.acquire(resource, { ttlMs: 60_000 });
       let grantedAt: number | undefined;

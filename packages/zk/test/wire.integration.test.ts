@@ -8,6 +8,7 @@ import { type Created, create2 } from '../src/create2.js';
 import { deleteNode } from '../src/delete.js';
 import { getData, type Listing, listChildren, type NodeData } from '../src/read.js';
 import { ZkCode } from '../src/zk-errors.js';
+import { followerLagMs } from './support/ensemble.js';
 
 const cluster = injectCluster('zookeeper');
 const servers = cluster.endpoints.join(',');
@@ -178,7 +179,7 @@ describe('GET_DATA (with or without a watch) through node-zookeeper-client', () 
 
 describe('ZkLockClient: the one-request acquire', () => {
   const lockClient = () => {
-    const c = new ZkLockClient({ servers, sessionTimeoutMs: 4_000 });
+    const c = new ZkLockClient({ servers, sessionTimeoutMs: 4_000, followerLagMs });
     opened.push(c);
     return c;
   };

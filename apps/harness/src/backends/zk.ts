@@ -1,14 +1,17 @@
+import { ZOOKEEPER_FOLLOWER_LAG_MS } from '@fencekit/cluster';
 import { ZkElectionClient, type ZkLease, ZkLockClient } from '@fencekit/zk';
 import { FAULT_NAMES } from '../nemesis/faults.js';
 import { clusterBackend } from './cluster-backend.js';
 
 /**
  * ZooKeeper on a 3-node ensemble: ephemeral-sequential lock and election, fence = the lock node's
- * czxid. One session per client process serves both; its timeout is the run's TTL (the ensemble runs
- * with tickTime 500 ms, so the floor is 1 s).
+ * czxid. One session per client process serves both; its timeout is the run's TTL, but at least twice
+ * the ensemble's follower lag (syncLimit × tickTime = 2 s): validity is the timeout less that lag, so
+ * a shorter session would be refused (and a barely longer one would leave leases a sliver).
  */
 /** The ensemble grants any timeout from 2 ticks (1 s) to maxSessionTimeout (60 s): asked = negotiated. */
-const sessionMs = (ttlMs: number) => Math.max(1_000, ttlMs);
+export const zkSessionMs = (ttlMs: number) => Math.max(2 * ZOOKEEPER_FOLLOWER_LAG_MS, ttlMs);
+const sessionMs = zkSessionMs;
 
 export const zkBackend = clusterBackend({
   name: 'zk',
@@ -22,7 +25,12 @@ export const zkBackend = clusterBackend({
   nativeElection: true,
   async connect({ endpoints, namespace, ttlMs }) {
     const root = `/${namespace.replace(/[^A-Za-z0-9_-]/g, '_')}`;
-    const locks = new ZkLockClient({ servers: endpoints, sessionTimeoutMs: sessionMs(ttlMs), root });
+    const locks = new ZkLockClient({
+      servers: endpoints,
+      sessionTimeoutMs: sessionMs(ttlMs),
+      followerLagMs: ZOOKEEPER_FOLLOWER_LAG_MS,
+      root,
+    });
     const elections = new ZkElectionClient({ session: locks.session, root });
     const created = new Set<string>();
     return {

@@ -1,6 +1,7 @@
 import { CLOSE_BOUND_MS, DEFAULT_COMMAND_TIMEOUT_MS } from '@fencekit/redis';
 import { closeBoundMs, RELEASE_TIMEOUT_MS, WAIT_OVERRUN_MS } from '@fencekit/redlock';
 import type { BackendName } from '../backends/types.js';
+import { zkSessionMs } from '../backends/zk.js';
 
 /**
  * The time bounds each adapter documents (its README's bounds section), with the settings the harness
@@ -50,9 +51,9 @@ export function documentedBounds(backend: BackendName, ttlMs: number): Documente
         closeMs: 2 * ETCD_CALL_MS,
       };
     case 'zk': {
-      // A request unanswered for ⅔ of the session timeout suspends the connection and fails
-      // (backends/zk.ts sets the session timeout); close() releases, then closes the session.
-      const sessionMs = Math.max(1_000, ttlMs);
+      // Every call is bounded by the session timeout (backends/zk.ts sets it); close() releases,
+      // then closes the session.
+      const sessionMs = zkSessionMs(ttlMs);
       return {
         acquireMs: (waitMs) => waitMs + sessionMs,
         releaseMs: sessionMs,

@@ -25,12 +25,21 @@ export const JVM_FLAGS = [
   '-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS',
 ];
 
+/**
+ * How long a member cut off from its leader keeps answering clients before it notices:
+ * syncLimit × tickTime of the zoo.cfg below. ZooKeeper clients (@fencekit/zk's `followerLagMs`) must
+ * take it off a session's validity, so the session timeouts used against these ensembles must exceed it.
+ */
+export const ZOOKEEPER_TICK_MS = 500;
+export const ZOOKEEPER_SYNC_LIMIT = 4;
+export const ZOOKEEPER_FOLLOWER_LAG_MS = ZOOKEEPER_TICK_MS * ZOOKEEPER_SYNC_LIMIT;
+
 /** zoo.cfg for one member. Each member reaches the others through their peer proxies, itself directly. */
 export function zooCfg(node: NodeLayout, all: readonly NodeLayout[], dataDir: string): string {
   const lines = [
-    'tickTime=500',
+    `tickTime=${ZOOKEEPER_TICK_MS}`,
     'initLimit=10',
-    'syncLimit=4',
+    `syncLimit=${ZOOKEEPER_SYNC_LIMIT}`,
     `dataDir=${dataDir}`,
     `clientPort=${node.clientPort}`,
     `clientPortAddress=${node.listenHost}`,
