@@ -44,6 +44,8 @@ export class ZkElection implements Election {
   readonly #closing = new AbortController();
   readonly #offSession: () => void;
   #closed = false;
+  /** Background deletes of candidate nodes (`#withdraw`) still running; close() awaits them. */
+  readonly #withdrawals = new Set<Promise<unknown>>();
 
   constructor(name: string, options: ConnectOptions) {
     // Before the session opens: a refused name must leave nothing behind.
@@ -108,14 +110,17 @@ export class ZkElection implements Election {
   async leader(options: { signal?: AbortSignal } = {}): Promise<LeaderInfo | null> {
     assertSignal('signal', options.signal);
     this.#assertOpen();
-    const deadline = performance.now() + this.session.sessionTimeoutMs;
+    // The whole call, not each try, is bounded by one session timeout: every read gets only what is
+    // left (a read started just before the deadline would otherwise wait a full timeout more).
+    const deadline = monotonicNow() + this.session.sessionTimeoutMs;
     for (;;) {
       try {
-        const current = await this.#readLeader(undefined, options.signal);
+        const timeoutMs = Math.max(1, deadline - monotonicNow());
+        const current = await this.#readLeader(undefined, options.signal, timeoutMs);
         if (current !== 'moved') return current;
       } catch (error) {
-        if (!isUncertain(error) || performance.now() > deadline) throw this.#unavailable(error);
-        await sleep(RETRY_PAUSE_MS);
+        if (!isUncertain(error) || monotonicNow() >= deadline) throw this.#unavailable(error);
+        await sleep(Math.min(RETRY_PAUSE_MS, Math.max(0, deadline - monotonicNow())), options.signal);
       }
     }
   }
@@ -167,6 +172,7 @@ export class ZkElection implements Election {
     await Promise.allSettled([...this.#terms.values()].map(({ leadership }) => leadership.resign()));
     this.#offSession();
     if (this.#ownsSession) await this.session.close();
+    await Promise.allSettled([...this.#withdrawals]);
   }
 
   /**
@@ -176,26 +182,28 @@ export class ZkElection implements Election {
   async #readLeader(
     watcher: (() => void) | undefined,
     signal?: AbortSignal,
+    timeoutMs?: number,
   ): Promise<LeaderInfo | null | 'moved'> {
+    const call = { signal, timeoutMs };
     let children: string[];
     try {
-      ({ children } = await this.session.children(this.#folder, undefined, { signal }));
+      ({ children } = await this.session.children(this.#folder, undefined, call));
     } catch (error) {
       if (zkCode(error) !== ZkCode.NO_NODE) throw error;
       // No folder yet: no candidate has ever joined. Wake when it is created.
       if (!watcher) return null;
-      const stat = await this.session.exists(this.#folder, watcher, { signal });
+      const stat = await this.session.exists(this.#folder, watcher, call);
       return stat ? 'moved' : null;
     }
     let order = queueOrder(children);
     if (order.length === 0 && watcher) {
       // Watch the folder, then re-check: a candidate may have joined in between.
-      order = queueOrder((await this.session.children(this.#folder, watcher, { signal })).children);
+      order = queueOrder((await this.session.children(this.#folder, watcher, call)).children);
     }
     const head = order[0];
     if (head === undefined) return null;
     try {
-      const { data, stat } = await this.session.getData(`${this.#folder}/${head}`, watcher, { signal });
+      const { data, stat } = await this.session.getData(`${this.#folder}/${head}`, watcher, call);
       return { candidate: data?.toString('utf8') ?? '', term: zxidOf(stat.czxid) };
     } catch (error) {
       if (zkCode(error) === ZkCode.NO_NODE) return 'moved';
@@ -228,10 +236,15 @@ export class ZkElection implements Election {
     return leadership;
   }
 
+  /** Deletes a candidate node in the background; close() stops and awaits these. */
   #withdraw(entry: QueueEntry): void {
-    this.#queue.leave(entry).catch(() => {
-      // The session is gone or going, and the ephemeral candidate node with it.
-    });
+    const leaving = this.#queue
+      .leave(entry)
+      .catch(() => {
+        // The session is gone or going (or closed), and the candidate node with it.
+      })
+      .finally(() => this.#withdrawals.delete(leaving));
+    this.#withdrawals.add(leaving);
   }
 
   #assertOpen(): void {

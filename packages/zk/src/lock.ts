@@ -103,6 +103,8 @@ export class ZkLockClient implements LockClient<bigint> {
   readonly #offSession: () => void;
   readonly #unsure: UnsureNodes;
   #closed = false;
+  /** Background deletes (`#abandon`) still running; close() stops and awaits them. */
+  readonly #abandons = new Set<Promise<unknown>>();
 
   constructor(options: ConnectOptions) {
     const { session, owned, root } = openSession(options);
@@ -303,7 +305,10 @@ export class ZkLockClient implements LockClient<bigint> {
       ...this.#unsure.drain().map((entry) => this.#queue.leave(entry)),
     ]);
     this.#offSession();
+    // Background deletes end no later than close(): an owned session's close settles their waits at
+    // once; on a shared session they finish (each bounded by a session timeout), so no node is left.
     if (this.#ownsSession) await this.session.close();
+    await Promise.allSettled([...this.#abandons]);
   }
 
   #grant(resource: string, entry: QueueEntry, fence: bigint, ttlMs: number): ZkLease | undefined {
@@ -404,12 +409,19 @@ export class ZkLockClient implements LockClient<bigint> {
     if (order.length > 0) throw new NotLockHolderError(resource, entry.owner);
   }
 
-  /** Deletes an entry we no longer want, in the background (retried until its session ends). */
+  /**
+   * Deletes an entry we no longer want, in the background (retried for up to a session timeout;
+   * close() waits for these to settle).
+   */
   #abandon(entry: QueueEntry): void {
-    this.#queue.leave(entry).catch(() => {
-      // Still there after a session timeout of retries: the session is gone or going, and the
-      // ephemeral node with it.
-    });
+    const leaving = this.#queue
+      .leave(entry)
+      .catch(() => {
+        // Still there after a session timeout of retries, or the session closed: the session is gone
+        // or going, and the ephemeral node with it.
+      })
+      .finally(() => this.#abandons.delete(leaving));
+    this.#abandons.add(leaving);
   }
 
   #assertOpen(): void {
