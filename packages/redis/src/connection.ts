@@ -87,7 +87,14 @@ export async function closeConnection(redis: Redis, timeoutMs = QUIT_TIMEOUT_MS)
   // does not resolve with a socket and that timer still open. After an answered QUIT the server is
   // closing its side anyway.
   if (!quit) redis.disconnect();
-  if (socket === undefined || socket.closed) return;
+  if (socket === undefined) return;
+  if (socket.closed) {
+    // Closed before close() (the server died; ioredis is between reconnect attempts): QUIT or
+    // disconnect() still armed ioredis' 2 s timer to destroy it, which only this socket's 'close'
+    // event clears, and that event has come and gone. Repeated, so the timer does not outlive close().
+    socket.emit('close', false);
+    return;
+  }
   const closed = new Promise((resolve) => socket.once('close', resolve));
   socket.destroy();
   await closed;

@@ -37,6 +37,27 @@ const CLOSED_GRACE_MS = 100;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * `untilQueued` on every node, over connections closed before it returns: a helper socket still
+ * closing when the nodes are stopped would count as one the clients left open.
+ */
+async function untilQueuedEverywhere(resource: string): Promise<void> {
+  for (const node of cluster.nodes) {
+    const redis = new Redis(`redis://${node.endpoint}`);
+    try {
+      const deadline = monotonicNow() + 10_000;
+      while (Number(await redis.zcard(`fencekit:{${resource}}:queue`)) < 1) {
+        if (monotonicNow() > deadline) throw new Error(`no waiter queued on ${resource} within 10 s`);
+        await sleep(5);
+      }
+    } finally {
+      const ended = new Promise((resolve) => redis.once('end', resolve));
+      await redis.quit().catch(() => redis.disconnect());
+      await ended;
+    }
+  }
+}
+
 function client(): RedlockClient {
   return new RedlockClient({
     nodes: cluster.nodes.map((n) => `redis://${n.endpoint}`),
@@ -157,7 +178,7 @@ describe('RedlockClient with hung nodes (SIGSTOP, sockets open)', () => {
       // The waiter subscribes on every node and queues: nine connections in all, and a lease to
       // give back whose release no node will answer.
       const waiting = waiter.acquire(r, { ttlMs: 5_000, waitMs: 60_000 }).catch((error: unknown) => error);
-      for (const n of cluster.nodes) await untilQueued(n.endpoint, r, 1);
+      await untilQueuedEverywhere(r);
       for (const n of cluster.nodes) await cluster.faults.pause(n.id);
       await Promise.all([waiter.close(), holder.close()]);
       await sleep(CLOSED_GRACE_MS);
@@ -182,6 +203,9 @@ describe('RedlockClient with hung nodes (SIGSTOP, sockets open)', () => {
     try {
       await warm(c);
       await c.acquire(`hung-straggler-${randomUUID()}`, { ttlMs: 30_000 });
+      // Every earlier request answered, n3's part of warm()'s release included (a connection
+      // answers in order), so the only one left to n3 is the release close() sends.
+      await Promise.all(connections.map((redis) => redis.ping()));
       await cluster.faults.pause(n3.id);
       const startedAt = monotonicNow();
       // Its release returns at the quorum of the two live nodes; n3's part is still in flight.
@@ -196,6 +220,35 @@ describe('RedlockClient with hung nodes (SIGSTOP, sockets open)', () => {
       await cluster.faults.heal();
       await c.close();
       await Promise.all(connections.map((redis) => redis.quit().catch(() => redis.disconnect())));
+    }
+  });
+
+  it('close() with a node killed (its sockets already closed) leaves no timer open once it resolves', async () => {
+    const [, , n3] = cluster.nodes as ClusterNode[];
+    if (!n3) throw new Error('expected 3 nodes');
+    const resources = watchOpenResources(CLIENT_CODE);
+    const holder = client();
+    const waiter = client();
+    const r = `killed-leftovers-${randomUUID()}`;
+    try {
+      await warm(holder);
+      await holder.acquire(r, { ttlMs: 30_000 });
+      // Subscribed on every node, n3 included: both kinds of connection see n3 die.
+      const waiting = waiter.acquire(r, { ttlMs: 5_000, waitMs: 60_000 }).catch((error: unknown) => error);
+      await untilQueuedEverywhere(r);
+      await cluster.faults.kill(n3.id);
+      // Long enough for ioredis to be between reconnect attempts (its delay grows by 50 ms a try),
+      // its sockets to n3 closed, when close() comes.
+      await sleep(1_000);
+      await Promise.all([waiter.close(), holder.close()]);
+      await sleep(CLOSED_GRACE_MS);
+      // Before the fix: ioredis' 2 s timers, armed by QUIT and disconnect() on the closed sockets.
+      expect(resources.open()).toEqual([]);
+      expect(await waiting).toBeInstanceOf(ClientClosedError);
+    } finally {
+      resources.stop();
+      await cluster.faults.heal();
+      await Promise.all([holder.close(), waiter.close()]);
     }
   });
 });
