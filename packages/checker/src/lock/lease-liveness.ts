@@ -114,9 +114,12 @@ export function checkLiveness(
     const key = String(value.resource ?? invoke.key ?? '');
     const waiter = { process: invoke.process, index: invoke.index };
     const list = edgesOf(key);
+    stats.acquires++;
+    // An acquire answered at the instant it was asked never waited; its edges would sort end first
+    // (ends before starts) and leave it waiting for good.
+    if (until <= invoke.time) return;
     list.push({ time: invoke.time, windows: 0, faults: 0, waiters: 1, waiter });
     list.push({ time: until, windows: 0, faults: 0, waiters: -1, waiter });
-    stats.acquires++;
   };
   for (const e of all) {
     if (e.process === RESOURCE_PROCESS || e.process === NEMESIS_PROCESS) continue;
@@ -134,16 +137,26 @@ export function checkLiveness(
   const faults = faultWindows(all);
   stats.faults = faults.length;
   const violations: StarvedViolation[] = [];
+  // Faults hold every resource: their edges are built and sorted once and merged into each resource's
+  // sweep from where that resource's edges begin (3 000 resources × 3 000 faults copied each fault into
+  // every list: 1.5 GB).
+  const faultEdges: Edge[] = [];
+  for (const f of faults) {
+    faultEdges.push({ time: f.start, windows: 0, faults: 1, waiters: 0 });
+    if (Number.isFinite(f.end))
+      faultEdges.push({ time: f.end + settleNs, windows: 0, faults: -1, waiters: 0 });
+  }
+  faultEdges.sort(byEdgeOrder);
+  /** Faults in force after each fault edge. */
+  const levels = new Int32Array(faultEdges.length);
+  const lastInForce = new Int32Array(faultEdges.length);
+  for (let i = 0, level = 0; i < faultEdges.length; i++) {
+    levels[i] = level += faultEdges[i]!.faults;
+    lastInForce[i] = level > 0 ? i : i > 0 ? lastInForce[i - 1]! : -1;
+  }
   for (const [key, list] of edges) {
-    for (const f of faults) {
-      list.push({ time: f.start, windows: 0, faults: 1, waiters: 0 });
-      if (Number.isFinite(f.end)) list.push({ time: f.end + settleNs, windows: 0, faults: -1, waiters: 0 });
-    }
-    // At one instant, ends before starts: a window ending as another begins leaves no free gap.
-    list.sort(
-      (a, b) => a.time - b.time || a.windows + a.faults + a.waiters - (b.windows + b.faults + b.waiters),
-    );
-    sweep(key, list, boundNs, stats, violations);
+    list.sort(byEdgeOrder);
+    sweep(key, list, { edges: faultEdges, levels, lastInForce }, boundNs, stats, violations);
   }
   stats.resources = [...edges.values()].filter((l) =>
     l.some((e) => e.windows !== 0 || e.waiters !== 0),
@@ -155,19 +168,56 @@ export function checkLiveness(
   return { verdict: violations.length > 0 ? 'illegal' : 'ok', violations, stats };
 }
 
+/** At one instant, ends before starts: a window ending as another begins leaves no free gap. */
+function byEdgeOrder(a: Edge, b: Edge): number {
+  return a.time - b.time || a.windows + a.faults + a.waiters - (b.windows + b.faults + b.waiters);
+}
+
+/**
+ * The fault edges in order, the faults in force after each (zero-length faults sort their end first,
+ * so it can dip below 0: no fault), and the last edge up to each that left a fault in force (or -1).
+ */
+interface FaultTimeline {
+  edges: readonly Edge[];
+  levels: Int32Array;
+  lastInForce: Int32Array;
+}
+
+/**
+ * Sweeps one resource's edges merged with the fault timeline, as if the fault edges were in its list
+ * (a resource edge first on a tie). Fault edges before the resource's first one matter only as the
+ * level they leave and the last of them (a stretch opens where the last fault healed); after its last
+ * one, only until the open stretch closes. So each resource costs its own edges, not every fault's.
+ */
 function sweep(
   key: string,
-  list: Edge[],
+  own: Edge[],
+  faultline: FaultTimeline,
   boundNs: number,
   stats: LivenessStats,
   out: StarvedViolation[],
 ): void {
+  const fe = faultline.edges;
+  // First fault edge that the merge puts after the resource's first edge.
+  let lo = 0;
+  let hi = fe.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (byEdgeOrder(fe[mid]!, own[0]!) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  const list = mergedEdges(own, fe, lo);
   let windows = 0;
-  let faults = 0;
+  let faults = lo > 0 ? faultline.levels[lo - 1]! : 0;
+  // Where a free stretch opened before the resource's first edge: after the last fault edge that left
+  // a fault in force (nobody waited on this resource before it, so only its start matters).
+  const freeFrom = lo === 0 ? -1 : faultline.lastInForce[lo - 1]! + 1;
   /** Acquires pending now: invoke index → process. */
   const waiting = new Map<number, ProcessId>();
-  let stretch: { from: number; waited: number; waiters: Map<number, ProcessId> } | undefined;
-  let last = list[0]?.time ?? 0;
+  let stretch: { from: number; waited: number; waiters: Map<number, ProcessId> } | undefined =
+    freeFrom >= 0 && freeFrom < lo ? { from: fe[freeFrom]!.time, waited: 0, waiters: new Map() } : undefined;
+  // Waiting is summed from `last` only while a waiter is pending, which none is before `own[0]`.
+  let last = own[0]?.time ?? 0;
   const closeStretch = (to: number) => {
     if (!stretch) return;
     if (stretch.waited > 0) stats.contendedFreeStretches++;
@@ -192,6 +242,8 @@ function sweep(
     stretch = undefined;
   };
   for (const edge of list) {
+    // Past the resource's own edges only the stretch still open matters: the next fault closes it.
+    if (edge.faults !== 0 && list.ownDone() && !stretch && waiting.size === 0) break;
     if (stretch && waiting.size > 0) stretch.waited += edge.time - last;
     last = edge.time;
     windows += edge.windows;
@@ -205,4 +257,20 @@ function sweep(
     else if (edge.waiter && edge.waiters > 0) stretch.waiters.set(edge.waiter.index, edge.waiter.process);
   }
   closeStretch(last);
+}
+
+/** The resource's edges and the fault edges from `from` on, merged (own first on a tie), lazily. */
+function mergedEdges(own: readonly Edge[], faults: readonly Edge[], from: number) {
+  let i = 0;
+  let j = from;
+  const iterator = {
+    ownDone: () => i >= own.length,
+    *[Symbol.iterator](): Generator<Edge> {
+      while (i < own.length || j < faults.length) {
+        if (j >= faults.length || (i < own.length && byEdgeOrder(own[i]!, faults[j]!) <= 0)) yield own[i++]!;
+        else yield faults[j++]!;
+      }
+    },
+  };
+  return iterator;
 }
