@@ -196,10 +196,11 @@ export class RedisLockClient implements LockClient<bigint> {
   }
 
   /**
-   * The fast path's answer, or `LockAbortedError` as soon as `signal` aborts: a server that stopped
-   * answering must not hold the caller past its abort for the request's whole timeout. The request
-   * then finishes in the background, tracked (close() waits for it); a lease it grants after all
-   * is given back.
+   * The fast path's answer, or `LockAbortedError` once `signal` aborts: a server that stopped
+   * answering must not hold the caller past its abort for the request's whole timeout. As any
+   * stopped acquire, it waits up to `STOP_GRACE_MS` for the request (a grant that raced with the
+   * abort is given back before it rejects, on a server that answers); past that the request
+   * finishes in the background, tracked (close() waits for it), a late grant given back.
    */
   #unlessAborted(
     fastPath: Promise<ManagedLease<bigint> | null | undefined>,
@@ -207,18 +208,24 @@ export class RedisLockClient implements LockClient<bigint> {
     signal: AbortSignal,
   ): Promise<ManagedLease<bigint> | null | undefined> {
     return new Promise((resolve, reject) => {
+      let aborted = false;
       const onAbort = (): void => {
-        // Tracked before the caller's error leaves acquire's count, so close() never misses it.
-        this.#lifecycle.track(fastPath.then(giveBack, ignore));
-        reject(new LockAbortedError(resource, { cause: signal.reason }));
+        aborted = true;
+        // Tracked at once, while acquire's own count still holds, so close() never misses it.
+        const cleanup = this.#lifecycle.track(fastPath.then(giveBack, ignore));
+        const error = new LockAbortedError(resource, { cause: signal.reason });
+        void settleWithin(cleanup, STOP_GRACE_MS).then(() => reject(error));
       };
       signal.addEventListener('abort', onAbort, { once: true });
+      // After an abort the answer belongs to the clean-up: a lease is given back, never returned.
       fastPath.then(
         (lease) => {
+          if (aborted) return;
           signal.removeEventListener('abort', onAbort);
           resolve(lease);
         },
         (error: unknown) => {
+          if (aborted) return;
           signal.removeEventListener('abort', onAbort);
           reject(error);
         },

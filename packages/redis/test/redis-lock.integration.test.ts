@@ -93,6 +93,23 @@ describe('RedisLockClient', () => {
     await next?.release();
   });
 
+  it('an abort that races with a free lock gives the grant back before the acquire rejects', async () => {
+    const [a, b] = [client(), client()];
+    // Connected first, so the request below is on its way when the abort comes.
+    await (await a.acquire(resource(), { ttlMs: 1_000 })).release();
+    for (let i = 0; i < 20; i++) {
+      const r = resource();
+      const controller = new AbortController();
+      const aborted = a.acquire(r, { ttlMs: 30_000, signal: controller.signal });
+      controller.abort(new Error('caller gave up'));
+      await expect(aborted).rejects.toBeInstanceOf(LockAbortedError);
+      // Granted on the server (the lock was free), and already given back.
+      const next = await b.tryAcquire(r, { ttlMs: 1_000 });
+      expect(next).not.toBeNull();
+      await next?.release();
+    }
+  });
+
   it('closed right after an acquire began, leaves no queue entry behind for a release to grant', async () => {
     const [a, b] = [client(), client()];
     const r = resource();
