@@ -17,6 +17,7 @@ import {
   monotonicNow,
   sleep,
 } from '@fencekit/core';
+import { BackgroundWork } from './background.js';
 import { type ConnectOptions, openSession } from './connect.js';
 import { ZkLeadership } from './leadership.js';
 import { UNSURE } from './lock.js';
@@ -44,8 +45,8 @@ export class ZkElection implements Election {
   readonly #closing = new AbortController();
   readonly #offSession: () => void;
   #closed = false;
-  /** Background deletes of candidate nodes (`#withdraw`) still running; close() awaits them. */
-  readonly #withdrawals = new Set<Promise<unknown>>();
+  /** Background deletes of candidate nodes (`#withdraw`) still running; close() waits for them. */
+  readonly #withdrawals = new BackgroundWork();
 
   constructor(name: string, options: ConnectOptions) {
     // Before the session opens: a refused name must leave nothing behind.
@@ -172,7 +173,7 @@ export class ZkElection implements Election {
     await Promise.allSettled([...this.#terms.values()].map(({ leadership }) => leadership.resign()));
     this.#offSession();
     if (this.#ownsSession) await this.session.close();
-    await Promise.allSettled([...this.#withdrawals]);
+    await this.#withdrawals.drain();
   }
 
   /**
@@ -238,13 +239,9 @@ export class ZkElection implements Election {
 
   /** Deletes a candidate node in the background; close() stops and awaits these. */
   #withdraw(entry: QueueEntry): void {
-    const leaving = this.#queue
-      .leave(entry)
-      .catch(() => {
-        // The session is gone or going (or closed), and the candidate node with it.
-      })
-      .finally(() => this.#withdrawals.delete(leaving));
-    this.#withdrawals.add(leaving);
+    this.#withdrawals.start(this.#queue.leave(entry), () => {
+      // The session is gone or going (or closed), and the candidate node with it.
+    });
   }
 
   #assertOpen(): void {

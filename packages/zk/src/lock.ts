@@ -25,6 +25,7 @@ import {
   type TryAcquireOptions,
 } from '@fencekit/core';
 import type { Stat } from 'node-zookeeper-client';
+import { BackgroundWork } from './background.js';
 import { type ConnectOptions, openSession } from './connect.js';
 import { type GuardedWriteOptions, guardedWrite } from './guarded-write.js';
 import { queueOrder, segmentFor } from './paths.js';
@@ -103,8 +104,8 @@ export class ZkLockClient implements LockClient<bigint> {
   readonly #offSession: () => void;
   readonly #unsure: UnsureNodes;
   #closed = false;
-  /** Background deletes (`#abandon`) still running; close() stops and awaits them. */
-  readonly #abandons = new Set<Promise<unknown>>();
+  /** Background deletes (`#abandon`) still running; close() waits for them. */
+  readonly #abandons = new BackgroundWork();
 
   constructor(options: ConnectOptions) {
     const { session, owned, root } = openSession(options);
@@ -308,7 +309,7 @@ export class ZkLockClient implements LockClient<bigint> {
     // Background deletes end no later than close(): an owned session's close settles their waits at
     // once; on a shared session they finish (each bounded by a session timeout), so no node is left.
     if (this.#ownsSession) await this.session.close();
-    await Promise.allSettled([...this.#abandons]);
+    await this.#abandons.drain();
   }
 
   #grant(resource: string, entry: QueueEntry, fence: bigint, ttlMs: number): ZkLease | undefined {
@@ -414,14 +415,10 @@ export class ZkLockClient implements LockClient<bigint> {
    * close() waits for these to settle).
    */
   #abandon(entry: QueueEntry): void {
-    const leaving = this.#queue
-      .leave(entry)
-      .catch(() => {
-        // Still there after a session timeout of retries, or the session closed: the session is gone
-        // or going, and the ephemeral node with it.
-      })
-      .finally(() => this.#abandons.delete(leaving));
-    this.#abandons.add(leaving);
+    this.#abandons.start(this.#queue.leave(entry), () => {
+      // Still there after a session timeout of retries, or the session closed: the session is gone
+      // or going, and the ephemeral node with it.
+    });
   }
 
   #assertOpen(): void {
