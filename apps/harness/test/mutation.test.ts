@@ -65,6 +65,8 @@ describe('selecting mutants', () => {
     expect(missingFaults(all[0]!)).toEqual([]);
     expect(missingFaults(all[2]!)).toEqual(['no-such-fault']);
     expect(settingOf(all[2]!)).toBe('mutex · no-such-fault · fencing on');
+    const tuned = { ...all[0]!, exposure: { ...all[0]!.exposure, clients: 10, ttlMs: 50 } };
+    expect(settingOf(tuned)).toBe('mutex · no fault · fencing on · 10 clients · TTL 50 ms');
   });
 });
 

@@ -39,8 +39,9 @@ export const redlockHalfQuorum: Mutant = {
   backend: 'redlock',
   breaks:
     'a grant needs a majority (⌊N/2⌋+1): here N/2 nodes suffice, so two clients can win disjoint halves at once',
-  // A clock jump expires the holder's key on one node early: with N/2 a rival needs only one more.
-  exposure: { workload: 'mutex', faults: ['clock-jump'], fencing: false },
+  // Two holders need the nodes' queues to hand the lock to different waiters: many contending
+  // clients, with one node's answers delayed and jittered so arrival orders differ between nodes.
+  exposure: { workload: 'mutex', faults: ['latency'], fencing: false, clients: 10 },
   checkers: ['mutex', 'lease'],
   async install() {
     const half = (nodes: number) => Math.max(1, Math.floor(nodes / 2));

@@ -37,8 +37,14 @@ interface Judged {
 
 /** How a mutant's exposure reads in the tables: workload · faults · fencing. */
 export function settingOf(mutant: MutantSpec): string {
-  const { workload, faults, fencing } = mutant.exposure;
-  return `${workload} · ${faults.length > 0 ? faults.join('+') : 'no fault'} · fencing ${fencing ? 'on' : 'off'}`;
+  const { workload, faults, fencing, clients, ttlMs } = mutant.exposure;
+  const extra = [clients ? `${clients} clients` : '', ttlMs ? `TTL ${ttlMs} ms` : ''].filter(Boolean);
+  return [
+    workload,
+    faults.length > 0 ? faults.join('+') : 'no fault',
+    `fencing ${fencing ? 'on' : 'off'}`,
+    ...extra,
+  ].join(' · ');
 }
 
 /** The faults a mutant names that this harness does not have (yet): such a mutant cannot be run. */
