@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { cellEvidence, describeEvidence, median, wilsonInterval } from '../src/suite/evidence.js';
+import { parseRunOptions } from '../src/run/options.js';
+import {
+  cellEvidence,
+  cellKey,
+  cellOf,
+  describeEvidence,
+  median,
+  wilsonInterval,
+} from '../src/suite/evidence.js';
+import { suiteMatrix } from '../src/suite/matrix.js';
 
 /**
  * The Wilson score interval against published values: Newcombe, "Two-sided confidence intervals for the
@@ -70,5 +79,29 @@ describe('cellEvidence', () => {
     expect(median([3, 1, 2])).toBe(2);
     expect(median([4, 1, 3, 2])).toBe(2.5);
     expect(median([])).toBeUndefined();
+  });
+});
+
+describe('cellOf', () => {
+  // R4 (F8): the key was backend × faults × fencing, so memory|pause-client|on pooled cas with cron.
+  it('keys every suite entry by workload too: no two workloads share a cell', () => {
+    for (const short of [true, false]) {
+      const workloadsOf = new Map<string, Set<string>>();
+      for (const entry of suiteMatrix(short, 1)) {
+        const o = parseRunOptions({ ...entry.options, out: '/tmp/unused', provider: 'local' });
+        const key = cellKey(
+          cellOf({
+            backend: o.backend,
+            workload: o.workload,
+            faults: o.fault,
+            scenario: o.scenario ?? null,
+            fencing: o.fencing,
+          }),
+        );
+        workloadsOf.set(key, (workloadsOf.get(key) ?? new Set()).add(o.workload));
+      }
+      const pooled = [...workloadsOf].filter(([, w]) => w.size > 1).map(([k]) => k);
+      expect(pooled).toEqual([]);
+    }
   });
 });

@@ -1,7 +1,7 @@
 import type { Verdict } from '@fencekit/checker';
 
 /**
- * Evidence per cell of the matrix (backend × fault × fencing), over the seeds run in it: how often the
+ * Evidence per cell of the matrix (backend × workload × fault × fencing), over the seeds run in it: how often the
  * checkers convicted, with a 95 % Wilson score interval, and how soon.
  *
  * Why Wilson: a cell is a handful of seeds, often with 0 or all convictions, where the normal
@@ -97,9 +97,14 @@ export function describeEvidence(cell: CellEvidence): string {
   return `${cell.convicted}/${cell.judged} (${pct(cell.rate ?? 0)} %${ci})`;
 }
 
-/** The matrix cell a run belongs to: backend × fault (or scenario) × fencing. */
+/**
+ * The matrix cell a run belongs to: backend × workload × fault (or scenario) × fencing. The workload is
+ * part of it: different workloads meet the same fault with different exposure (cas has no lock to lose,
+ * cron never waits), so pooling their seeds would blend rates that mean different things.
+ */
 export interface Cell {
   backend: string;
+  workload: string;
   /** "kill + pause-client", "scenario: gc-pause" or "no faults". */
   faults: string;
   fencing: boolean;
@@ -107,16 +112,17 @@ export interface Cell {
 
 export function cellOf(meta: {
   backend: string;
+  workload: string;
   faults: readonly string[];
   scenario: string | null;
   fencing: boolean;
 }): Cell {
   const faults = meta.scenario ? `scenario: ${meta.scenario}` : meta.faults.join(' + ') || 'no faults';
-  return { backend: meta.backend, faults, fencing: meta.fencing };
+  return { backend: meta.backend, workload: meta.workload, faults, fencing: meta.fencing };
 }
 
 export const cellKey = (cell: Cell): string =>
-  `${cell.backend}|${cell.faults}|${cell.fencing ? 'on' : 'off'}`;
+  `${cell.backend}|${cell.workload}|${cell.faults}|${cell.fencing ? 'on' : 'off'}`;
 
 /** How `firstViolationMs` is measured, said once for the site and results.json. */
 export const FIRST_VIOLATION_MEASURE =

@@ -27,7 +27,7 @@ export interface SuiteResults {
   cells: SuiteCellResult[];
 }
 
-/** Groups a suite's outcomes by cell (backend × fault × fencing) with each cell's evidence. */
+/** Groups a suite's outcomes by cell (backend × workload × fault × fencing) with each cell's evidence. */
 export function suiteResults(outcomes: readonly SuiteOutcome[]): SuiteResults {
   const groups = new Map<string, { cell: Cell; outcomes: SuiteOutcome[] }>();
   for (const outcome of outcomes) {
@@ -70,6 +70,7 @@ function plannedCell(outcome: SuiteOutcome): Cell {
   const faults = typeof o.fault === 'string' ? o.fault.split(',').map((f) => f.trim()) : (o.fault ?? []);
   return cellOf({
     backend: o.backend,
+    workload: String(o.workload),
     faults: faults.filter((f) => f && f !== 'none'),
     scenario: o.scenario ?? null,
     fencing: o.fencing ?? true,
