@@ -274,7 +274,7 @@ describe('fencekit-check on hostile input (issue #14)', () => {
     const lin = await run(resourceOnly, '--model', 'register');
     expect(lin.code).toBe(2);
     expect(lin.out).toMatch(
-      /linearizability: unknown \(nothing to check: the history has no client operations/,
+      /linearizability: unknown \(nothing to check: the history has no completed client operation/,
     );
     const clientsOnly = join(dir, 'clients-only.jsonl');
     await writeFile(
@@ -593,5 +593,80 @@ describe('fencekit-check as a built binary', () => {
       );
       expect(zero.stderr).not.toMatch(/\n\s+at /);
     }
+  });
+});
+
+describe('fencekit-check: malformed and unjudgeable histories, whichever checker runs (R2 #6-#8)', () => {
+  const write = async (name: string, text: string) => {
+    const path = join(dir, name);
+    await writeFile(path, text);
+    return path;
+  };
+
+  it('pairs client ops for the lock checkers too: a completion before its invoke, a stray ok are bad input (were exit 0)', async () => {
+    const backwards = await write(
+      'backwards-client.jsonl',
+      [
+        '{"index":0,"time":100,"process":1,"type":"invoke","f":"acquire","value":null}',
+        '{"index":1,"time":50,"process":1,"type":"ok","f":"acquire","value":null}',
+        '{"index":2,"time":60,"process":1,"type":"ok","f":"release","value":null}',
+        '{"index":3,"time":70,"process":"resource","type":"ok","f":"enter","value":{"client":1,"fence":"1","accepted":true}}',
+        '{"index":4,"time":80,"process":"resource","type":"ok","f":"leave","value":{"client":1}}',
+      ].join('\n'),
+    );
+    for (const checker of ['all', 'mutex']) {
+      const result = await run(backwards, '--checker', checker);
+      expect(result.code, checker).toBe(3);
+      expect(result.err).toMatch(/backwards-client\.jsonl:2/);
+    }
+    const stray = await write(
+      'stray-ok.jsonl',
+      [
+        '{"index":0,"time":60,"process":1,"type":"ok","f":"release","value":null}',
+        '{"index":1,"time":70,"process":"resource","type":"ok","f":"enter","value":{"client":1,"fence":"1","accepted":true}}',
+      ].join('\n'),
+    );
+    expect((await run(stray, '--checker', 'mutex')).code).toBe(3);
+  });
+
+  it('judges nothing, and says unknown, for a history without one completed op (was ok, "steps 0")', async () => {
+    const jsonl = await write(
+      'open-only.jsonl',
+      '{"index":0,"time":0,"process":0,"type":"invoke","f":"read","value":null}\n',
+    );
+    const edn = await write('open-only.edn', '[{:process 0 :type :invoke :f :read :value nil}]\n');
+    const log = await write('open-only.log', 'INFO  jepsen.util - 0\t:invoke\t:read\tnil\n');
+    for (const path of [jsonl, edn, log]) {
+      const result = await run(path, '--model', 'register');
+      expect(result.code, path).toBe(2);
+      expect(result.out).toMatch(/nothing to check: the history has no completed client operation/);
+    }
+    // Lock histories whose lines judge nothing: a stock set and never sold, a leave with no enter.
+    const init = await write(
+      'init-only.jsonl',
+      '{"index":0,"time":0,"process":"resource","type":"ok","f":"init","value":{"stock":5}}\n',
+    );
+    const leave = await write(
+      'leave-only.jsonl',
+      '{"index":0,"time":0,"process":"resource","type":"ok","f":"leave","value":{"client":1}}\n',
+    );
+    expect((await run(init, '--checker', 'all')).code).toBe(2);
+    expect((await run(leave, '--checker', 'all')).code).toBe(2);
+  });
+
+  it('judges acknowledged buys without resource lines against --initial-stock, as the library does (was unknown)', async () => {
+    const buys = await write(
+      'inv-buys-only.jsonl',
+      [
+        '{"index":0,"time":10,"process":1,"type":"invoke","f":"buy","value":null}',
+        '{"index":1,"time":20,"process":2,"type":"invoke","f":"buy","value":null}',
+        '{"index":2,"time":40,"process":1,"type":"ok","f":"buy","value":null}',
+        '{"index":3,"time":50,"process":2,"type":"ok","f":"buy","value":null}',
+      ].join('\n'),
+    );
+    const result = await run(buys, '--checker', 'inventory', '--initial-stock', '1', '--json');
+    expect(result.code).toBe(1);
+    const kinds = JSON.parse(result.out).checks.inventory.violations.map((v: { kind: string }) => v.kind);
+    expect(kinds).toContain('oversell');
   });
 });

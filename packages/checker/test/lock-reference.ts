@@ -42,7 +42,8 @@ const integer = (raw: unknown): bigint | undefined =>
 
 export function referenceMutex(history: readonly HistoryEvent[]): Judged {
   const lines = resourceLines(history, ['enter', 'leave']);
-  if (lines.length === 0) return { verdict: 'unknown', violations: [], counts: {} };
+  // Leaves alone judge nothing.
+  if (!lines.some((e) => e.f === 'enter')) return { verdict: 'unknown', violations: [], counts: {} };
   type Section = { key: string; client: unknown; start: Line; end: Line | undefined };
   const sections: Section[] = [];
   const counts = { sections: 0, refused: 0, reentries: 0, unmatchedLeaves: 0, open: 0 };
@@ -208,7 +209,10 @@ export function referenceInventory(history: readonly HistoryEvent[], initialStoc
     const named = invoke.key ?? (completion?.type === 'invoke' ? undefined : completion?.key);
     sales.push({ key: named ?? '', outcome });
   }
-  if (lines.length === 0 && sales.length === 0) return { verdict: 'unknown', violations: [], counts: {} };
+  // Only writes and buys can break a bound.
+  if (!lines.some((e) => e.f === 'write') && sales.length === 0) {
+    return { verdict: 'unknown', violations: [], counts: {} };
+  }
 
   const resources = [
     ...new Set([...lines.map(keyOf), ...sales.filter((s) => s.key !== '').map((s) => s.key)]),

@@ -79,7 +79,7 @@ export async function check(file: string, options: CliOptions): Promise<Outcome>
   // setTimeout fires at once past 2^31 - 1 ms: a longer budget is as good as none for reading.
   const timer = setTimeout(() => budget.abort(), Math.min(options.timeout, 2 ** 31 - 1));
   try {
-    loaded = await load(file, format, options.model !== undefined, { signal: budget.signal });
+    loaded = await load(file, format, { signal: budget.signal });
   } catch (error) {
     if (!(error instanceof HistoryReadAbortedError)) throw error;
     return { composite: undecided(options, error.message), format, drawn: [], notCounted: [] };
@@ -105,10 +105,12 @@ export async function check(file: string, options: CliOptions): Promise<Outcome>
   if (model !== undefined) {
     const ops = loaded.operations;
     const remaining = Math.max(1, options.timeout - (performance.now() - started));
+    // Pending and indeterminate ops may or may not have happened, and their results are unknown: a
+    // history without one completed op constrains nothing, so it is not judged (it was `ok`, steps 0).
     checkers.linearizability = guard(() =>
-      ops.length === 0
+      !ops.some((op) => op.status === 'ok')
         ? nothingToCheck(
-            'the history has no client operations (only faults, resource lines or failed ops)',
+            'the history has no completed client operation (only pending or indeterminate ones, faults, resource lines or failed ops)',
             {},
           )
         : asCheckResult(
@@ -122,13 +124,15 @@ export async function check(file: string, options: CliOptions): Promise<Outcome>
   }
   const locks = lockCheckers(options.checker ?? []);
   const history = loaded.events ?? [];
-  // Without a single resource line no lock checker has anything to judge, whatever it would say.
+  // Without a single resource line no lock checker has anything to judge, whatever it would say —
+  // but inventory, which also judges the acknowledged buys against a starting stock (README: "init/
+  // read/write or buy"), and says itself when it has nothing.
   const resourceLines = history.some((e) => e.process === RESOURCE_PROCESS);
   // The lock checkers spend from the same budget: past it each ends `unknown` (CheckBudgetError).
   const deadline = started + options.timeout;
   for (const name of locks.run) {
     checkers[name] = guard(() =>
-      resourceLines
+      resourceLines || name === 'inventory'
         ? lockCheck(name, history, options, deadline)
         : nothingToCheck('the history has no resource lines', {}),
     );
@@ -151,10 +155,11 @@ export async function check(file: string, options: CliOptions): Promise<Outcome>
 
 /**
  * Reads the file in its format. JSONL keeps its events (the lock checkers and the report need them)
- * with their lines, and pairs the client operations only when a model will search them, so a pairing
- * error names the file and line of its event; the resource's observations are never client ops.
+ * with their lines, and pairs the client operations whichever checker runs: a completion before its
+ * invoke or one with no invoke is a malformed history for every checker (bad input naming its line),
+ * not only for a model's search. The resource's observations are never client ops.
  */
-async function load(file: string, format: HistoryFormat, pair: boolean, read: ReadOptions): Promise<Loaded> {
+async function load(file: string, format: HistoryFormat, read: ReadOptions): Promise<Loaded> {
   switch (format) {
     case 'jsonl': {
       const events: HistoryEvent[] = [];
@@ -167,9 +172,7 @@ async function load(file: string, format: HistoryFormat, pair: boolean, read: Re
           if (event.process !== RESOURCE_PROCESS) yield [event, line];
         }
       }
-      let operations: Operation[] = [];
-      if (pair) operations = await pairLines(file, kept(), {});
-      else for await (const _ of kept());
+      const operations = await pairLines(file, kept(), {});
       return { events, lines, operations, count: events.length };
     }
     case 'edn': {

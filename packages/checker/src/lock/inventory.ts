@@ -72,10 +72,11 @@ export function checkInventory(
   const budget = new StepBudget(options.deadline);
   const events = resourceEvents(history, KINDS, budget);
   const sales = salesByResource(history);
-  if (events.length === 0 && sales.size === 0) {
-    return nothingToCheck('no resource "init", "read" or "write" lines and no "buy" operations', {});
-  }
   const starts = startingStocks(events);
+  // Only writes and buys can break a bound: a stock that was set or read and never sold judges nothing.
+  if (!events.some((e) => e.f === 'write') && sales.size === 0) {
+    return nothingToCheck('no resource "write" lines and no "buy" operations', {});
+  }
   // Buys that name no resource belong to the only one there is; with several, only their sum is known.
   const keys = new Set([...events.map(resourceKey), ...[...sales.keys()].filter((k) => k !== '')]);
   const unkeyed = sales.get('');

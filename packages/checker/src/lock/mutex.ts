@@ -71,9 +71,9 @@ export function checkMutex(history: Iterable<HistoryEvent>, options: MutexCheckO
     throw new LockHistoryError(undefined, 'maxViolations to be a non-negative integer', max);
   }
   const { pairs, stats } = sweepHistory(history, false, max, new StepBudget(options.deadline));
-  // Every enter is a section, a refusal or a re-entry, and every leave closes a section or is unmatched.
-  if (stats.sections + stats.refused + stats.reentries + stats.unmatchedLeaves === 0) {
-    return nothingToCheck('no resource "enter" or "leave" lines', stats);
+  // Every enter is a section, a refusal or a re-entry; leaves alone (unmatched) judge nothing.
+  if (stats.sections + stats.refused + stats.reentries === 0) {
+    return nothingToCheck('no resource "enter" lines', stats);
   }
   // Ends are known only after the sweep, so the overlap windows are computed here.
   const violations = pairs.map(([first, second]): Overlap => {
