@@ -46,16 +46,19 @@ const grant: fc.Arbitrary<GrantSpec> = fc
   }));
 
 /**
- * The believed-valid window by its definition (the issue's words), written independently of the
- * checker: from the grant to the first release or `held: false`, but no further than the validUntil of
- * the client's latest `held: true` reading before that (the grant's own, without one), and never
+ * The believed-valid window by its definition (the issue's words, and the README's rule that a
+ * `held: true` reading believes again), written independently of the checker: from the grant to the
+ * release, or to the first `held: false` after the client's latest `held: true` reading before the
+ * release, but no further than that reading's validUntil (the grant's own, without one), and never
  * before that reading itself.
  */
 function referenceEnd(g: GrantSpec): number {
-  const firstFalse = g.checks.find((c) => !c.held)?.at ?? Number.POSITIVE_INFINITY;
-  const end = Math.min(firstFalse, g.release ?? Number.POSITIVE_INFINITY);
-  const held = g.checks.filter((c) => c.held && c.at < end);
-  const last = held.at(-1);
+  const release = g.release ?? Number.POSITIVE_INFINITY;
+  const before = g.checks.filter((c) => c.at < release);
+  const last = before.filter((c) => c.held).at(-1);
+  const since = last?.at ?? Number.NEGATIVE_INFINITY;
+  const falseAfter = before.find((c) => !c.held && c.at > since)?.at ?? Number.POSITIVE_INFINITY;
+  const end = Math.min(release, falseAfter);
   const belief = last ? Math.max(last.validUntil, last.at) : Math.max(g.validUntil, g.start);
   return Math.min(end, belief);
 }

@@ -101,6 +101,29 @@ describe('checkLeases', () => {
     expect(leaseWindows(aborted.sorted()).windows[0]).toMatchObject({ end: 400, endedBy: 'not-held' });
   });
 
+  // R4 (F7): the first `held: false` (the harness records the signal's abort so) ended the window and a
+  // later `held: true` reading, which the client acts on, was ignored.
+  it('believes again after a held false when a later reading says held true', () => {
+    const h = new LeaseHistory()
+      .grant(1, 'a', 10, 1_010)
+      .check(1, 'a', 1_200, true, 2_500)
+      .check(1, 'a', 1_240, true, 2_500)
+      .release(1, 'a', 1_300, { at: 300, reason: 'lost' })
+      .grant(2, 'b', 1_100, 2_100)
+      .release(2, 'b', 1_500);
+    const result = checkLeases(h.sorted());
+    expect(result.verdict).toBe('illegal');
+    expect(overlaps(result.violations)[0]).toMatchObject({ from: 1_100, to: 1_300 });
+    expect(leaseWindows(h.sorted()).windows[0]).toMatchObject({ end: 1_300, endedBy: 'release' });
+    // Read false again after that: the window ends at the later false (within the validity read).
+    const lostAgain = new LeaseHistory()
+      .grant(1, 'a', 0, 1_000)
+      .check(1, 'a', 200, false)
+      .check(1, 'a', 400, true, 3_000)
+      .check(1, 'a', 700, false);
+    expect(leaseWindows(lostAgain.sorted()).windows[0]).toMatchObject({ end: 700, endedBy: 'not-held' });
+  });
+
   it('gives info and crashed acquires no window: the client never believed it held', () => {
     const h = new LeaseHistory()
       .op(1, 'acquire', 0, 800, { resource: 'r', waitMs: 1000 }, 'info')

@@ -168,11 +168,14 @@ function observation(event: HistoryEvent, raw: unknown): Fact {
 }
 
 /**
- * Walks a grant's facts in the order the client made them. The window runs to the first release or
- * `held: false` (the client knew it was over), but no further than the latest `validUntil` it read
- * while it held — and at least to that reading itself (it said it held then). A later reading counts
- * even when an earlier validity had lapsed before it: a client that reads `held: true` again believes
- * again (a lease whose `held` comes back after its validity ran out is exactly what must be judged).
+ * Walks a grant's facts in the order the client made them. The window runs to the release (the client
+ * stopped acting) or to a `held: false` that no later `held: true` reading follows, but no further than
+ * the latest `validUntil` it read while it held — and at least to that reading itself (it said it held
+ * then). A later reading counts even when an earlier validity had lapsed, or an earlier fact said not
+ * held, before it: a client that reads `held: true` again believes again, and it acts on `held` (the
+ * harness records the signal's abort as `held: false`, and a client that still read `held: true` after
+ * it and wrote is exactly what must be judged). As with a lapse, the window spans the gap: the client
+ * did not read in between, so nothing says it stopped believing.
  */
 function close(grant: Grant): LeaseWindow {
   const w = grant.window;
@@ -181,12 +184,26 @@ function close(grant: Grant): LeaseWindow {
   let heldAt = w.start;
   let ended = Number.POSITIVE_INFINITY;
   for (const fact of facts) {
-    if (!fact.held) {
-      ended = fact.at;
-      w.endedBy = fact.release ? 'release' : 'not-held';
-      w.endIndex = fact.index;
+    if (fact.release) {
+      if (ended === Number.POSITIVE_INFINITY) {
+        ended = fact.at;
+        w.endedBy = 'release';
+        w.endIndex = fact.index;
+      }
       break;
     }
+    if (!fact.held) {
+      if (ended === Number.POSITIVE_INFINITY) {
+        ended = fact.at;
+        w.endedBy = 'not-held';
+        w.endIndex = fact.index;
+      }
+      continue;
+    }
+    // Believes again: an earlier `held: false` no longer ends the window.
+    ended = Number.POSITIVE_INFINITY;
+    w.endedBy = 'open';
+    w.endIndex = undefined;
     w.observations++;
     heldAt = Math.max(heldAt, fact.at);
     if (fact.validUntil !== undefined) believed = fact.validUntil;
