@@ -669,4 +669,30 @@ describe('fencekit-check: malformed and unjudgeable histories, whichever checker
     const kinds = JSON.parse(result.out).checks.inventory.violations.map((v: { kind: string }) => v.kind);
     expect(kinds).toContain('oversell');
   });
+
+  it('refuses two events with one index, naming both lines (the verdict followed the line order)', async () => {
+    const enter = (index: number, time: number, client: number | null) =>
+      `{"index":${index},"time":${time},"process":"resource","type":"ok","f":"enter","value":{"client":${client},"accepted":true}}`;
+    const leave = (index: number, time: number, client: number) =>
+      `{"index":${index},"time":${time},"process":"resource","type":"ok","f":"leave","value":{"client":${client}}}`;
+    const a = await write(
+      'dupidx-a.jsonl',
+      [enter(0, 0, 1), leave(1, 10, 1), enter(1, 10, 2), leave(3, 20, 2)].join('\n'),
+    );
+    const b = await write(
+      'dupidx-b.jsonl',
+      [enter(0, 0, 1), enter(1, 10, 2), leave(1, 10, 1), leave(3, 20, 2)].join('\n'),
+    );
+    for (const path of [a, b]) {
+      const result = await run(path, '--checker', 'mutex');
+      expect(result.code, path).toBe(3);
+      expect(result.err).toMatch(/dupidx-.\.jsonl:3: "index" 1 is already the index of line 2/);
+    }
+    // The bad line is the one named, not the first line with its index.
+    const err = await write(
+      'dupidx-err.jsonl',
+      [enter(0, 0, 1), leave(1, 5, 1), enter(0, 9, null)].join('\n'),
+    );
+    expect((await run(err, '--checker', 'mutex')).err).toMatch(/dupidx-err\.jsonl:3:/);
+  });
 });
