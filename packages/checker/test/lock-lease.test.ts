@@ -171,6 +171,12 @@ describe('checkLeases', () => {
     expect(checkLeases(justLate.sorted(), { expiredGraceMs: 0 }).violations[0]).toMatchObject({ lateNs: 10 });
   });
 
+  it('a grant exactly the grace late is within it; one nanosecond more is not (was convicted at exactly 1 ms)', () => {
+    expect(checkLeases(new LeaseHistory().grant(1, 'a', 1_001_000, 1_000).sorted()).verdict).toBe('ok');
+    const late = checkLeases(new LeaseHistory().grant(1, 'a', 1_001_001, 1_000).sorted());
+    expect(late.violations[0]).toMatchObject({ kind: 'expired-grant', lateNs: 1_000_001 });
+  });
+
   it('keeps an unbounded lease (validUntil null) believed valid until it ends', () => {
     const open = new LeaseHistory().grant(1, 'a', 0, null).grant(2, 'b', 5_000, 6_000);
     const result = checkLeases(open.sorted());

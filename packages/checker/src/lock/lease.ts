@@ -94,7 +94,8 @@ export function checkLeases(history: Iterable<HistoryEvent>, options: LeaseCheck
   const byKey = new Map<string, LeaseWindow[]>();
   for (const w of windows) {
     stats.observations += w.observations;
-    if (w.grantedAt !== undefined && w.grantedValidUntil + graceNs <= w.grantedAt) {
+    // "Passed by more than" the grace (README): exactly the grace late is still within it.
+    if (w.grantedAt !== undefined && w.grantedAt - w.grantedValidUntil > graceNs) {
       stats.expiredGrants++;
       if (violations.length < max) violations.push(expiredGrant(w));
     }
