@@ -695,4 +695,21 @@ describe('fencekit-check: malformed and unjudgeable histories, whichever checker
     );
     expect((await run(err, '--checker', 'mutex')).err).toMatch(/dupidx-err\.jsonl:3:/);
   });
+
+  it('escapes the line separators U+2028/U+2029 and the bidi marks LRM/RLM/ALM (reached the terminal raw)', async () => {
+    const odd = 'a\u2028b\u2029c\u200ed\u200fe\u061cf';
+    const path = await write(
+      'esc-marks.jsonl',
+      `{"index":0,"time":0,"process":"resource","type":"ok","f":"enter","key":${JSON.stringify(odd)},"value":{"client":1,"accepted":true}}\n` +
+        `{"index":1,"time":1,"process":"resource","type":"ok","f":"enter","key":${JSON.stringify(odd)},"value":{"client":2,"accepted":true}}\n`,
+    );
+    for (const flags of [[], ['--json']]) {
+      const result = await run(path, '--checker', 'mutex', ...flags);
+      expect(result.code).toBe(1);
+      expect(result.out + result.err).not.toMatch(/[\u2028\u2029\u200e\u200f\u061c]/);
+    }
+    expect(
+      JSON.parse((await run(path, '--checker', 'mutex', '--json')).out).checks.mutex.violations[0].key,
+    ).toBe(odd);
+  });
 });

@@ -22,11 +22,20 @@ export function escapeJson(json: string): string {
   return replaceUnsafe(json, isControl, (c) => `\\u${hex(c, 4)}`);
 }
 
-/** C0 but tab and line feed, DEL, C1, and the bidi embedding, override and isolate controls. */
+/**
+ * C0 but tab and line feed, DEL, C1, the bidi embedding, override and isolate controls, the bidi marks
+ * (LRM, RLM, ALM: they reorder neutral text around them) and the line and paragraph separators U+2028
+ * and U+2029 (some terminals and viewers break the line there, so one line of output would read as two).
+ */
 function isControl(c: number): boolean {
   return (
     (c < 0x20 && c !== 0x09 && c !== 0x0a) ||
     (c >= 0x7f && c <= 0x9f) ||
+    c === 0x200e ||
+    c === 0x200f ||
+    c === 0x061c ||
+    c === 0x2028 ||
+    c === 0x2029 ||
     (c >= 0x202a && c <= 0x202e) ||
     (c >= 0x2066 && c <= 0x2069)
   );
