@@ -19,6 +19,7 @@ import { ownershipCompare } from './guard.js';
 import { queuePrefix } from './keys.js';
 import { EtcdLease, shareHolding } from './lease.js';
 import { readHead } from './queue.js';
+import { recheckEveryMs } from './turn.js';
 import { type Granted, MAX_LAPSED_GRANTS, type QueueContext, waitForHead } from './wait.js';
 
 /** A leader as etcd stores it: who, since which revision (the term), and what it last proclaimed. */
@@ -224,9 +225,13 @@ export class EtcdElection implements Election {
     const stop = anySignal([options.signal, this.#closing.signal, this.#context.closing]);
     const changed = new ChangeFlag();
     let watcher: Awaited<ReturnType<typeof this.startWatch>> | undefined;
+    let recheck: ReturnType<typeof setInterval> | undefined;
     try {
       let { leader, revision } = await this.#readLeader(stop.signal);
       watcher = this.startWatch(revision, () => changed.raise());
+      // The watch may run through a member gone silent and hear nothing, without failing: re-read
+      // the leader on a timer too (see recheckEveryMs), a read that fails over to another member.
+      recheck = setInterval(() => changed.raise(), recheckEveryMs(this.#context.callTimeoutMs));
       yield leader;
       while (!stop.signal.aborted) {
         if (!(await changed.wait(stop.signal))) return;
@@ -242,6 +247,7 @@ export class EtcdElection implements Election {
       }
     } finally {
       stop.dispose();
+      clearInterval(recheck);
       if (watcher) void watcher.cancel().catch(() => {});
     }
   }

@@ -8,7 +8,6 @@ import {
   type ITxnResponse,
   SortOrder,
   SortTarget,
-  type Watcher,
 } from 'etcd3';
 import { callOptions } from './connection.js';
 import { isRefusal, toBackendError } from './errors.js';
@@ -212,39 +211,6 @@ export async function locate(calls: EtcdCalls, ticket: Ticket): Promise<Position
   const ahead = kvs(response, 1)[0];
   if (!ahead) return { kind: 'head' };
   return { kind: 'behind', predecessor: ahead.key.toString('utf8'), asOf: BigInt(response.header.revision) };
-}
-
-/**
- * Resolves once `key` is deleted at a revision after `asOf` (or the watch breaks — the caller then
- * re-reads its position, which is always safe). Rejects with `stop.reason` when `stop` aborts.
- */
-export async function awaitDeletion(
-  etcd: Etcd3,
-  key: string,
-  asOf: bigint,
-  stop: AbortSignal,
-): Promise<void> {
-  stop.throwIfAborted();
-  let watcher: Watcher | undefined;
-  let onAbort: (() => void) | undefined;
-  try {
-    await new Promise<void>((resolve, reject) => {
-      onAbort = () => reject(stop.reason);
-      stop.addEventListener('abort', onAbort, { once: true });
-      watcher = etcd
-        .watch()
-        .key(key)
-        .startRevision((asOf + 1n).toString())
-        .watcher();
-      watcher.on('delete', () => resolve());
-      // A broken or compacted watch ends the wait early; the caller re-reads and watches again.
-      watcher.on('error', () => resolve());
-      watcher.on('end', () => resolve());
-    });
-  } finally {
-    if (onAbort) stop.removeEventListener('abort', onAbort);
-    if (watcher) void watcher.cancel().catch(() => {});
-  }
 }
 
 /**

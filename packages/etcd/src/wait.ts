@@ -4,11 +4,9 @@ import { anySignal, deadlineSignal, untilAborted } from './abort.js';
 import { toBackendError } from './errors.js';
 import { waiterKey } from './keys.js';
 import {
-  awaitDeletion,
   deleteKey,
   type EtcdCalls,
   join,
-  locate,
   type Position,
   SessionGoneError,
   type Ticket,
@@ -17,6 +15,7 @@ import {
 } from './queue.js';
 import type { Session } from './session.js';
 import type { SessionPool } from './session-pool.js';
+import { awaitTurn } from './turn.js';
 import { withdrawInBackground } from './withdrawal.js';
 
 /** Everything a queue user (lock, election) needs from the client that owns it. */
@@ -117,10 +116,10 @@ export async function waitForHead(context: QueueContext, options: WaitOptions): 
             return null;
           }
           waiting ??= anySignal([stopSignal(), session.signal]);
-          await awaitDeletion(context.etcd, position.predecessor, position.asOf, waiting.signal);
-          // Woken: read my position and, in the same Txn, that my key still exists (Jepsen's etcd
+          // Woken by the watch, or by a periodic re-read (a watch through a silent member hears
+          // nothing): each re-read checks in the same Txn that my key still exists (Jepsen's etcd
           // 3.4.3 finding). Not needed when join() found me at the head: that Txn created my key.
-          position = await locate(context, ticket);
+          position = await awaitTurn(context, ticket, position, waiting.signal);
         }
         // Granted, but a caller who gave up meanwhile must not be left holding: give it back.
         if (options.signal?.aborted) throw options.signal.reason;
