@@ -79,4 +79,14 @@ describe('checkElection', () => {
     for (let i = 0; i < 5000; i++) h.resource(i, 'claim', { client: i, term: 1, accepted: true });
     expect(() => checkElection(h.events, { deadline: performance.now() - 1 })).toThrow(/time budget/);
   });
+
+  it('counts each pair once when client ids differ only in type (1 and "1" are two clients)', () => {
+    const h = new HistoryBuilder()
+      .resource(0, 'claim', { client: 1, term: 1, accepted: true })
+      .resource(5, 'claim', { client: '1', term: 1, accepted: true })
+      .resource(10, 'claim', { client: 1, term: 1, accepted: true });
+    const result = checkElection(h.events);
+    expect(result.stats.twoLeaders).toBe(1);
+    expect(result.violations).toHaveLength(1);
+  });
 });

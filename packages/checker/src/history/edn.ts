@@ -97,9 +97,13 @@ export class EdnReader {
     if ((c === '{' || c === '[' || c === '(' || c === '#') && this.#depth > MAX_NESTING)
       this.#fail(`collections nested at most ${MAX_NESTING} deep`, this.#peekToken());
     if (c === undefined) this.#fail('an EDN value', 'end of input');
-    if (++this.#values > MAX_EVENT_VALUES) this.#fail(`at most ${MAX_EVENT_VALUES} values in one op`, 'more');
+    if (++this.#values > MAX_EVENT_VALUES)
+      this.#fail(`at most ${MAX_EVENT_VALUES} values in one op`, `${MAX_EVENT_VALUES + 1} or more`);
     if ((c === '{' || c === '[' || c === '(' || c === '#') && ++this.#collections > MAX_EVENT_COLLECTIONS)
-      this.#fail(`at most ${MAX_EVENT_COLLECTIONS} collections in one op`, 'more');
+      this.#fail(
+        `at most ${MAX_EVENT_COLLECTIONS} collections in one op`,
+        `${MAX_EVENT_COLLECTIONS + 1} or more`,
+      );
     switch (c) {
       case '{':
         return this.#readMap();

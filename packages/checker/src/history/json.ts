@@ -28,10 +28,16 @@ export function parseJsonExact(text: string): unknown {
     throw new JsonShapeError(`values nested at most ${MAX_NESTING} deep`, `${depth} levels`);
   }
   if (collections > MAX_EVENT_COLLECTIONS) {
-    throw new JsonShapeError(`at most ${MAX_EVENT_COLLECTIONS} arrays and objects in one event`, 'more');
+    throw new JsonShapeError(
+      `at most ${MAX_EVENT_COLLECTIONS} arrays and objects in one event`,
+      `${MAX_EVENT_COLLECTIONS + 1} or more`,
+    );
   }
   if (values > MAX_EVENT_VALUES)
-    throw new JsonShapeError(`at most ${MAX_EVENT_VALUES} values in one event`, 'more');
+    throw new JsonShapeError(
+      `at most ${MAX_EVENT_VALUES} values in one event`,
+      `${MAX_EVENT_VALUES + 1} or more`,
+    );
   const value: unknown = JSON.parse(text);
   return longInteger ? parseValidJson(text) : value;
 }

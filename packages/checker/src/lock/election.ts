@@ -191,8 +191,7 @@ function splitBrain(reigns: Reign[], out: ElectionViolation[], max: number, budg
     // Reigns of other clients in the same term that no longer overlap (the overlapping ones are above).
     const sameTermOthers = term.all.length - (term.clients.has(reign.client) ? 1 : 0);
     const openSameTermOthers =
-      (open.byTerm.get(reign.term) ?? 0) -
-      (open.byClientTerm.has(`${reign.term} ${String(reign.client)}`) ? 1 : 0);
+      (open.byTerm.get(reign.term) ?? 0) - (open.byClientTerm.has(clientTerm(reign)) ? 1 : 0);
     const apart = sameTermOthers - openSameTermOthers;
     found += apart;
     if (apart > 0 && out.length < max) {
@@ -217,7 +216,7 @@ class OpenReigns {
   readonly reigns = new Set<Reign>();
   readonly byClient = new Map<ClientId, number>();
   readonly byTerm = new Map<string, number>();
-  /** `${term} ${client}` of open reigns: a client has one reign per term. */
+  /** (term, client) of open reigns: a client has one reign per term. */
   readonly byClientTerm = new Set<string>();
   readonly #heap: Reign[] = [];
 
@@ -229,7 +228,7 @@ class OpenReigns {
     this.reigns.add(reign);
     this.byClient.set(reign.client, (this.byClient.get(reign.client) ?? 0) + 1);
     this.byTerm.set(reign.term, (this.byTerm.get(reign.term) ?? 0) + 1);
-    this.byClientTerm.add(`${reign.term} ${String(reign.client)}`);
+    this.byClientTerm.add(clientTerm(reign));
     const heap = this.#heap;
     heap.push(reign);
     let i = heap.length - 1;
@@ -265,9 +264,14 @@ class OpenReigns {
       this.reigns.delete(done);
       this.byClient.set(done.client, this.byClient.get(done.client)! - 1);
       this.byTerm.set(done.term, this.byTerm.get(done.term)! - 1);
-      this.byClientTerm.delete(`${done.term} ${String(done.client)}`);
+      this.byClientTerm.delete(clientTerm(done));
     }
   }
+}
+
+/** A (term, client) pair as one string: JSON keeps client 1 and client "1" apart, as `!==` does. */
+function clientTerm(reign: Reign): string {
+  return JSON.stringify([reign.term, reign.client]);
 }
 
 function endsBefore(a: Reign, b: Reign): boolean {
