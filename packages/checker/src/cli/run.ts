@@ -79,7 +79,7 @@ export async function check(file: string, options: CliOptions): Promise<Outcome>
   // setTimeout fires at once past 2^31 - 1 ms: a longer budget is as good as none for reading.
   const timer = setTimeout(() => budget.abort(), Math.min(options.timeout, 2 ** 31 - 1));
   try {
-    loaded = await load(file, format, { signal: budget.signal });
+    loaded = await load(file, format, options.model !== undefined, { signal: budget.signal });
   } catch (error) {
     if (!(error instanceof HistoryReadAbortedError)) throw error;
     return { composite: undecided(options, error.message), format, drawn: [], notCounted: [] };
@@ -155,11 +155,16 @@ export async function check(file: string, options: CliOptions): Promise<Outcome>
 
 /**
  * Reads the file in its format. JSONL keeps its events (the lock checkers and the report need them)
- * with their lines, and pairs the client operations whichever checker runs: a completion before its
- * invoke or one with no invoke is a malformed history for every checker (bad input naming its line),
- * not only for a model's search. The resource's observations are never client ops.
+ * with their lines, and pairs the client operations whichever checker runs, keeping them only for a
+ * model's search: a completion before its invoke or one with no invoke is a malformed history for
+ * every checker (bad input naming its line). The resource's observations are never client ops.
  */
-async function load(file: string, format: HistoryFormat, read: ReadOptions): Promise<Loaded> {
+async function load(
+  file: string,
+  format: HistoryFormat,
+  keepOperations: boolean,
+  read: ReadOptions,
+): Promise<Loaded> {
   switch (format) {
     case 'jsonl': {
       const events: HistoryEvent[] = [];
@@ -174,7 +179,8 @@ async function load(file: string, format: HistoryFormat, read: ReadOptions): Pro
       }
       const operations = await pairLines(file, kept(), {});
       refuseDuplicateIndices(file, events, lines);
-      return { events, lines, operations, count: events.length };
+      // Without a model the ops were paired only to validate the history: let them go.
+      return { events, lines, operations: keepOperations ? operations : [], count: events.length };
     }
     case 'edn': {
       let count = 0;
