@@ -1,7 +1,13 @@
 import { nowNs } from '../history/clock.js';
 import type { UnindexedEvent } from '../history/event.js';
 import { sleep } from '../workloads/util.js';
-import { type ClientHandle, type FaultWindowSummary, type NemesisContext, nemesisOp } from './context.js';
+import {
+  aimedStart,
+  type ClientHandle,
+  type FaultWindowSummary,
+  type NemesisContext,
+  nemesisOp,
+} from './context.js';
 import type { AimedFault } from './faults.js';
 import { pick } from './random.js';
 
@@ -31,6 +37,9 @@ export function runAimedFault(
   }
 }
 
+/** The client ops whose invoke flicker waits for: a lease given back (released, resigned) or extended. */
+export const FLICKER_TRIGGERS: ReadonlySet<string> = new Set(['release', 'resign', 'extend']);
+
 /** Ops that grant a lock or leadership: a second one while the holder is stopped is what it is after. */
 const GRANTS = new Set(['acquire', 'campaign', 'lock']);
 const ms = (ns: number) => Math.round(ns / 1e6);
@@ -48,19 +57,25 @@ async function stallHolder(context: NemesisContext, waitMs: number): Promise<Fau
   const maxStallMs = 2 * sessionMs + 2_000;
   let holder: ClientHandle | undefined;
   let stoppedAt = 0;
-  const started = await nemesisOp(context, 'start', { fault: 'stall-holder', sessionMs }, async () => {
-    // A window opens right after the client checked that its lease is valid: it holds, by its own account.
-    holder = await context.nextWindow(waitMs, context.signal, { pause: true });
-    if (!holder) throw new Error(`no client reached its validity check within ${waitMs} ms`);
-    stoppedAt = nowNs();
-    const grant = holder.grant;
-    return {
-      client: holder.index,
-      process: holder.process,
-      heldForMs: grant ? ms(stoppedAt - grant.grantedAt) : null,
-      validLeftMs: grant?.validUntil === undefined ? null : ms(grant.validUntil - stoppedAt),
-    };
-  });
+  const started = await aimedStart(
+    context,
+    { fault: 'stall-holder', sessionMs },
+    // A window opens right after the client checked that its lease is valid: it holds, by its own
+    // account. The client is stopped as the window opens, so the start is recorded as it acts.
+    () => context.nextWindow(waitMs, context.signal, { pause: true }),
+    `no client reached its validity check within ${waitMs} ms`,
+    async (client) => {
+      holder = client;
+      stoppedAt = nowNs();
+      const grant = client.grant;
+      return {
+        client: client.index,
+        process: client.process,
+        heldForMs: grant ? ms(stoppedAt - grant.grantedAt) : null,
+        validLeftMs: grant?.validUntil === undefined ? null : ms(grant.validUntil - stoppedAt),
+      };
+    },
+  );
   if (!started.ok || !holder) {
     return {
       fault: 'stall-holder',
@@ -130,22 +145,27 @@ async function flicker(
   const downMs = Math.max(50, Math.round(context.sessionMs / 4));
   const node = await aimedNode(context, random);
   let killedAt = 0;
-  const started = await nemesisOp(context, 'start', { fault: 'flicker', node }, async () => {
-    const seen = await context.nextEvent(
-      (event) => event.type === 'invoke' && (event.f === 'release' || event.f === 'extend'),
-      waitMs,
-      context.signal,
-    );
-    if (!seen) throw new Error(`no client released or extended within ${waitMs} ms`);
-    killedAt = nowNs();
-    await faults.kill(node);
-    return {
-      client: seen.client.index,
-      process: seen.event.process,
-      trigger: seen.event.f,
-      afterInvokeMs: Math.round((killedAt - seen.event.time) / 1e5) / 10,
-    };
-  });
+  const started = await aimedStart(
+    context,
+    { fault: 'flicker', node },
+    () =>
+      context.nextEvent(
+        (event) => event.type === 'invoke' && FLICKER_TRIGGERS.has(event.f),
+        waitMs,
+        context.signal,
+      ),
+    `no client released or extended within ${waitMs} ms`,
+    async (seen) => {
+      killedAt = nowNs();
+      await faults.kill(node);
+      return {
+        client: seen.client.index,
+        process: seen.event.process,
+        trigger: seen.event.f,
+        afterInvokeMs: Math.round((killedAt - seen.event.time) / 1e5) / 10,
+      };
+    },
+  );
   if (!started.ok) return { fault: 'flicker', target: { node }, applied: false, error: started.error };
   context.progress(`nemesis: flicker: ${node} killed on a ${started.result.trigger}`);
   // Held through an abort only as long as it takes to restart: never leave a server down.
@@ -171,13 +191,17 @@ async function suspend(context: NemesisContext, waitMs: number): Promise<FaultWi
   const { faults, nodes } = context.deployment;
   const outageMs = Math.max(50, Math.round(context.sessionMs / 2));
   let suspendedAt = 0;
-  const started = await nemesisOp(context, 'start', { fault: 'suspend', nodes: [...nodes] }, async () => {
-    const holder = await context.nextWindow(waitMs, context.signal);
-    if (!holder) throw new Error(`no client reached its window within ${waitMs} ms`);
-    suspendedAt = nowNs();
-    for (const node of nodes) await faults.toxic(node, { type: 'reset_peer' });
-    return { client: holder.index, process: holder.process, outageMs, sessionMs: context.sessionMs };
-  });
+  const started = await aimedStart(
+    context,
+    { fault: 'suspend', nodes: [...nodes] },
+    () => context.nextWindow(waitMs, context.signal),
+    `no client reached its window within ${waitMs} ms`,
+    async (holder) => {
+      suspendedAt = nowNs();
+      for (const node of nodes) await faults.toxic(node, { type: 'reset_peer' });
+      return { client: holder.index, process: holder.process, outageMs, sessionMs: context.sessionMs };
+    },
+  );
   if (!started.ok) return { fault: 'suspend', target: {}, applied: false, error: started.error };
   context.progress(`nemesis: suspend: client links reset for ${outageMs} ms`);
   await sleep(outageMs - ms(nowNs() - suspendedAt), context.signal);

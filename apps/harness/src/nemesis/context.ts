@@ -74,6 +74,41 @@ export interface FaultWindowSummary {
   observed?: FaultObservation;
 }
 
+/**
+ * A fault that did nothing (an aimed fault whose moment never came): its op completes `fail`, so the
+ * checkers treat it as never in force. Recorded `info` it would count as in force to the final heal and
+ * excuse whatever the clients did meanwhile (a stuck lock nobody released, so nothing to aim at).
+ */
+export class FaultNotApplied extends Error {
+  readonly code = 'not-applied';
+  constructor(why: string) {
+    super(`not applied: ${why}`);
+    this.name = 'FaultNotApplied';
+  }
+}
+
+/**
+ * An aimed fault's start: it waits for its moment (`wait`, bounded) without recording anything, and its
+ * start op is recorded only once the moment came, around `act` — the op's invoke is when the fault acts
+ * (the SIGSTOP, the kill), so no checker excuses what happened while the nemesis was only watching. A
+ * moment that never came is recorded as a start that failed ("not applied: <why>"), at once.
+ */
+export async function aimedStart<M, T>(
+  context: NemesisContext,
+  value: Record<string, unknown>,
+  wait: () => Promise<M | undefined>,
+  why: string,
+  act: (moment: M) => Promise<T>,
+): Promise<{ ok: true; result: T } | { ok: false; error: string }> {
+  const moment = await wait();
+  if (moment === undefined) {
+    return nemesisOp(context, 'start', value, async () => {
+      throw new FaultNotApplied(context.signal.aborted ? 'the fault phase ended first' : why);
+    });
+  }
+  return nemesisOp(context, 'start', value, () => act(moment));
+}
+
 /** Records one nemesis op: invoke, then ok (or fail/info with the error), as Jepsen's nemesis does. */
 export async function nemesisOp<T>(
   context: NemesisContext,
@@ -90,9 +125,10 @@ export async function nemesisOp<T>(
     return { ok: true, result };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    // Refused with nothing done (a fault the servers cannot take, a server not running): a fail, not an unknown.
+    // Refused with nothing done (a fault the servers cannot take, a server not running, an aimed fault
+    // whose moment never came): a fail, not an unknown.
     const code = (error as { code?: unknown }).code;
-    const unsupported = code === 'unsupported-fault' || code === 'not-running';
+    const unsupported = code === 'unsupported-fault' || code === 'not-running' || code === 'not-applied';
     const type = unsupported ? 'fail' : 'info';
     context.record({ time: nowNs(), process: NEMESIS, type, f, value, error: message });
     return { ok: false, error: message };

@@ -1,4 +1,5 @@
 import type { Deployment } from '../backends/types.js';
+import type { WorkloadName } from '../workloads/types.js';
 import { pick } from './random.js';
 
 /**
@@ -33,6 +34,26 @@ export const AIMED_FAULTS = ['stall-holder', 'flicker', 'suspend'] as const;
 export type AimedFault = (typeof AIMED_FAULTS)[number];
 export const isAimedFault = (fault: string): fault is AimedFault =>
   (AIMED_FAULTS as readonly string[]).includes(fault);
+
+/**
+ * Workloads whose clients never give the aimed fault its moment: flicker waits for a release, resign or
+ * extend invoke, which cas (no lock) and cron (its tick locks are never released) never make. Run there,
+ * it would only ever record "not applied"; the others wait for a window, which every workload opens.
+ */
+const NEVER_TRIGGERED: Readonly<Partial<Record<AimedFault, readonly WorkloadName[]>>> = {
+  flicker: ['cas', 'cron'],
+};
+
+/** Why each of `faults` can never act under `workload` (empty when all can). */
+export function untriggerableFaults(workload: WorkloadName, faults: readonly string[]): string[] {
+  return faults.flatMap((fault) =>
+    isAimedFault(fault) && NEVER_TRIGGERED[fault]?.includes(workload)
+      ? [
+          `fault ${fault} waits for a release, resign or extend, which the ${workload} workload never makes: it could never act`,
+        ]
+      : [],
+  );
+}
 
 /** Applied while the clients close at the run's end (see hang-at-close.ts), never on the schedule. */
 export const CLOSING_FAULT = 'hang-at-close';

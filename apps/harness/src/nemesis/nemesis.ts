@@ -1,6 +1,7 @@
 import { sleep } from '../workloads/util.js';
 import { runAimedFault } from './aimed.js';
 import {
+  aimedStart,
   type ClientHandle,
   type FaultWindowSummary,
   type NemesisContext,
@@ -13,7 +14,9 @@ import { seededRandom } from './random.js';
 import type { ScheduledFault } from './schedule.js';
 
 export {
+  aimedStart,
   type ClientHandle,
+  FaultNotApplied,
   type FaultWindowSummary,
   type NemesisContext,
   nemesisOp,
@@ -28,11 +31,17 @@ export async function pauseClient(
   waitMs: number,
 ): Promise<FaultWindowSummary> {
   let client: ClientHandle | undefined;
-  const started = await nemesisOp(context, 'start', { fault: 'pause-client' }, async () => {
-    client = await context.nextWindow(waitMs, context.signal, { pause: true });
-    if (!client) throw new Error('no client reached its window in time');
-    return { client: client.index, process: client.process };
-  });
+  // Recorded as it acts: the client is stopped as its window opens, not while the nemesis waits for it.
+  const started = await aimedStart(
+    context,
+    { fault: 'pause-client' },
+    () => context.nextWindow(waitMs, context.signal, { pause: true }),
+    `no client reached its window within ${waitMs} ms`,
+    async (paused) => {
+      client = paused;
+      return { client: paused.index, process: paused.process };
+    },
+  );
   if (!started.ok) return { fault: 'pause-client', target: {}, applied: false, error: started.error };
   if (!client) return { fault: 'pause-client', target: {}, applied: false };
   const paused = client;

@@ -1,5 +1,6 @@
 import { type TopologyFault, unsupportedFaults } from '@fencekit/cluster';
 import type { BackendFactory } from '../backends/types.js';
+import { untriggerableFaults } from '../nemesis/faults.js';
 import { OptionsError, type ParsedRunOptions } from './options.js';
 import { scenarioSettings } from './scenario-settings.js';
 
@@ -47,6 +48,7 @@ export function validateRun(options: ParsedRunOptions, factory: BackendFactory):
       factory,
     ),
   );
+  problems.push(...untriggerableFaults(options.workload, options.fault));
   const required = scenarioSettings(options.scenario).backend;
   if (required && factory.name !== required.name) {
     problems.push(`the ${options.scenario} scenario is ${required.why}: use --backend ${required.name}`);
