@@ -6,15 +6,10 @@ import {
   LockLostError,
   monotonicNow,
 } from '@fencekit/core';
-import {
-  type Etcd3,
-  EtcdLeaseInvalidError,
-  type IDuplexStream,
-  type ILeaseKeepAliveRequest,
-  type ILeaseKeepAliveResponse,
-} from 'etcd3';
+import { type Etcd3, EtcdLeaseInvalidError, type ILeaseKeepAliveResponse } from 'etcd3';
 import { callOptions } from './connection.js';
 import { isRefusal, messageOf } from './errors.js';
+import { type KeepAliveStream, openKeepAlive } from './keep-alive-stream.js';
 import { leaseIdHex } from './keys.js';
 
 export interface SessionOptions {
@@ -41,7 +36,7 @@ interface RenewalWaiter {
 
 /**
  * A keep-alive unanswered this long (and at least one keep-alive interval, a third of the TTL) marks
- * its stream as stuck: it is reopened, on whichever member etcd3 picks. Reopening at the first
+ * its stream as stuck: it is reopened, on another member (keep-alive-stream.ts). Reopening at the first
  * unanswered interval leaves two thirds of the TTL for the new stream, so a session streaming through
  * a stopped member survives on the others (waiting for three unanswered used up the whole TTL, and the
  * session was lost while the cluster served). The floor keeps a short TTL from reopening on every
@@ -77,8 +72,13 @@ export class Session {
   #expiryTimer: NodeJS.Timeout | undefined;
   #keepAliveTimer: NodeJS.Timeout | undefined;
   #reopenTimer: NodeJS.Timeout | undefined;
-  #stream: IDuplexStream<ILeaseKeepAliveRequest, ILeaseKeepAliveResponse> | undefined;
+  #stream: KeepAliveStream | undefined;
   #opening: Promise<void> | undefined;
+  /** The member the current stream runs through, and the one the next stream should avoid. */
+  #streamMember: unknown;
+  #avoidMember: unknown;
+  /** Checks the oldest unanswered keep-alive once it has had its time (see #stuckAfterMs). */
+  #stuckTimer: NodeJS.Timeout | undefined;
   /** Send times of keep-alives written on the current stream, answered in order. */
   #pending: number[] = [];
   #waiters: RenewalWaiter[] = [];
@@ -242,14 +242,14 @@ export class Session {
 
   #open(): Promise<void> {
     if (this.#stream || this.#controller.signal.aborted) return Promise.resolve();
-    this.#opening ??= this.#etcd.leaseClient
-      .leaseKeepAlive()
-      .then((stream) => {
+    this.#opening ??= openKeepAlive(this.#etcd, this.#avoidMember)
+      .then(({ stream, member }) => {
         if (this.#controller.signal.aborted) {
           silence(stream);
           return;
         }
         this.#stream = stream;
+        this.#streamMember = member;
         stream.on('data', (response: ILeaseKeepAliveResponse) => this.#answered(response));
         stream.on('error', (error: Error) => this.#dropStream(stream, error));
         stream.on('end', () => this.#dropStream(stream, new Error('keep-alive stream ended')));
@@ -270,20 +270,33 @@ export class Session {
       void this.#open();
       return;
     }
-    const oldest = this.#pending[0];
-    // Three quarters: interval timers may fire a little early.
-    if (
-      oldest !== undefined &&
-      monotonicNow() - oldest >= Math.max(this.#intervalMs * 0.75, STUCK_AFTER_MS)
-    ) {
-      // A half-open connection, or a stopped member, answers nothing and reports nothing: start over
-      // on a new stream.
-      this.#dropStream(stream, new Error('a keep-alive went unanswered for a whole interval'));
-      return;
-    }
+    if (this.#dropIfStuck(stream)) return;
     this.#lastSentAt = monotonicNow();
     this.#pending.push(this.#lastSentAt);
     stream.write({ ID: this.id });
+    // Checked on its own timer, not only at the next interval: a reopened stream on a silent member
+    // is then left within 3/4 of an interval, not up to two (which, after the first one, was the TTL).
+    this.#stuckTimer ??= setTimeout(() => {
+      this.#stuckTimer = undefined;
+      if (this.#stream) this.#dropIfStuck(this.#stream);
+    }, this.#stuckAfterMs);
+    this.#stuckTimer.unref();
+  }
+
+  /** Three quarters of an interval (timers may fire a little early), at least STUCK_AFTER_MS. */
+  get #stuckAfterMs(): number {
+    return Math.max(this.#intervalMs * 0.75, STUCK_AFTER_MS);
+  }
+
+  /**
+   * A half-open connection, or a member gone silent, answers nothing and reports nothing: start over
+   * on a new stream, on another member.
+   */
+  #dropIfStuck(stream: KeepAliveStream): boolean {
+    const oldest = this.#pending[0];
+    if (oldest === undefined || monotonicNow() - oldest < this.#stuckAfterMs) return false;
+    this.#dropStream(stream, new Error('a keep-alive went unanswered for three quarters of an interval'));
+    return true;
   }
 
   #answered(response: ILeaseKeepAliveResponse): void {
@@ -304,9 +317,12 @@ export class Session {
     for (const w of renewed) w.settle();
   }
 
-  #dropStream(stream: IDuplexStream<ILeaseKeepAliveRequest, ILeaseKeepAliveResponse>, _error: unknown): void {
+  #dropStream(stream: KeepAliveStream, _error: unknown): void {
     if (this.#stream !== stream) return;
     this.#stream = undefined;
+    this.#avoidMember = this.#streamMember;
+    clearTimeout(this.#stuckTimer);
+    this.#stuckTimer = undefined;
     this.#pending = [];
     silence(stream);
     this.#scheduleReopen();
@@ -338,6 +354,8 @@ export class Session {
     clearInterval(this.#keepAliveTimer);
     clearTimeout(this.#reopenTimer);
     this.#reopenTimer = undefined;
+    clearTimeout(this.#stuckTimer);
+    this.#stuckTimer = undefined;
     if (this.#stream) silence(this.#stream);
     this.#stream = undefined;
     this.#pending = [];
@@ -353,7 +371,7 @@ export class Session {
 }
 
 /** Ends a stream we no longer read; a late error from it must not crash the process. */
-function silence(stream: IDuplexStream<ILeaseKeepAliveRequest, ILeaseKeepAliveResponse>): void {
+function silence(stream: KeepAliveStream): void {
   // The runtime object is a grpc-js duplex stream, an EventEmitter.
   const emitter = stream as unknown as EventEmitter;
   emitter.removeAllListeners('data');
