@@ -422,6 +422,26 @@ describe('time and pairing', () => {
   });
 });
 
+describe('EDN sets', () => {
+  it('reads a set the same whatever order its text lists it in (#{1 2} then #{2 1} was illegal)', () => {
+    const history = (wrote: string, read: string) =>
+      parseOperations(
+        `[{:process 0 :type :invoke :f :write :value ${wrote}}
+          {:process 0 :type :ok :f :write :value ${wrote}}
+          {:process 1 :type :invoke :f :read :value nil}
+          {:process 1 :type :ok :f :read :value ${read}}]`,
+        'edn',
+      );
+    expect(checkLinearizable(history('#{1 2}', '#{2 1}'), register()).verdict).toBe('ok');
+    expect(
+      checkLinearizable(history('#{{:a 1 :b 2} :k "s"}', '#{"s" {:b 2 :a 1} :k}'), register()).verdict,
+    ).toBe('ok');
+    expect(checkLinearizable(history('#{1 2}', '#{1 3}'), register()).verdict).toBe('illegal');
+    // Vectors keep their order: [1 2] and [2 1] are two values.
+    expect(checkLinearizable(history('[1 2]', '[2 1]'), register()).verdict).toBe('illegal');
+  });
+});
+
 describe('EDN strings', () => {
   it('reads a long string with escapes in one piece, lines counted', () => {
     const body = 'a'.repeat(1_000_000);

@@ -44,7 +44,8 @@ const ESCAPES: Readonly<Record<string, string>> = Object.assign(Object.create(nu
 });
 
 /**
- * A small reader for the EDN subset Jepsen histories use: maps, vectors, lists, sets (as arrays),
+ * A small reader for the EDN subset Jepsen histories use: maps, vectors, lists, sets (as arrays in a
+ * canonical order, so `#{1 2}` and `#{2 1}` read alike),
  * keywords, strings, integers (big ones as bigint), floats, nil, booleans, symbols (as strings) and
  * `;` comments. Tracks lines so every error names where it happened.
  */
@@ -128,7 +129,7 @@ export class EdnReader {
       case '#':
         if (this.text[this.#pos + 1] === '{') {
           this.#pos += 2;
-          return this.#readSeq('}');
+          return inCanonicalOrder(this.#readSeq('}'));
         }
         return this.#fail('a value (tagged literals are not supported)', this.#peekToken());
       default:
@@ -279,4 +280,28 @@ export class EdnReader {
   #fail(expected: string, found: string): never {
     throw new HistoryParseError(this.file, this.#line, expected, found);
   }
+}
+
+/**
+ * A set's elements in one order whatever order the text wrote them in: a set has none, and models
+ * compare values as written, so `#{2 1}` read back after writing `#{1 2}` was a false conviction.
+ * Sorted by each element's canonical text (map entries sorted too); any fixed total order will do.
+ */
+function inCanonicalOrder(items: EdnValue[]): EdnValue[] {
+  if (items.length < 2) return items;
+  const keyed = items.map((item) => [canonical(item), item] as const);
+  keyed.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return keyed.map(([, item]) => item);
+}
+
+function canonical(value: EdnValue): string {
+  if (value === null) return 'nil';
+  if (value instanceof Keyword) return value.toString();
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(canonical).join(' ')}]`;
+  if (value instanceof Map) {
+    const entries = [...value].map(([k, v]) => `${canonical(k)} ${canonical(v)}`);
+    return `{${entries.sort().join(', ')}}`;
+  }
+  return String(value);
 }
