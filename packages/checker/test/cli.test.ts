@@ -712,4 +712,15 @@ describe('fencekit-check: malformed and unjudgeable histories, whichever checker
       JSON.parse((await run(path, '--checker', 'mutex', '--json')).out).checks.mutex.violations[0].key,
     ).toBe(odd);
   });
+
+  it('a lone :info line is a history with nothing to judge in a porcupine log as in EDN (the log was "holds no events")', async () => {
+    const log = await write('info-only.log', 'INFO  jepsen.util - 0\t:info\t:read\tnil\n');
+    const edn = await write('stray-info.edn', '[{:process 0 :type :info :f :read :value nil}]\n');
+    for (const path of [log, edn]) {
+      const result = await run(path, '--model', 'register');
+      expect(result.code, path).toBe(2);
+      expect(result.out).toMatch(/nothing to check/);
+    }
+    expect((await run(await write('blank.log', '\n\n'), '--model', 'register')).code).toBe(3);
+  });
 });

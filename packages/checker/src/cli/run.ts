@@ -190,9 +190,13 @@ async function load(
       return { operations, count };
     }
     case 'porcupine-log': {
-      // Every line of a porcupine log is an op's invoke or completion: no ops, no events.
-      const operations = await readPorcupineLog(file, file, read);
-      return { operations, count: operations.length };
+      // Every line of a porcupine log is an event, as in EDN: a lone `:info` line is a history with
+      // nothing to judge (unknown), not an empty file (bad input).
+      let count = 0;
+      const operations = await readPorcupineLog(file, file, read, () => {
+        count++;
+      });
+      return { operations, count };
     }
   }
 }

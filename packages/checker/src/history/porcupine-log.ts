@@ -30,17 +30,23 @@ export function parsePorcupineLog(text: string, file = '<input>'): Operation[] {
 
 /**
  * `parsePorcupineLog` streamed from a file or stream, holding one line at a time. Throws as
- * `readLines` does (bad lines, unreadable files, an aborted `options.signal`).
+ * `readLines` does (bad lines, unreadable files, an aborted `options.signal`). `onEvent` is called
+ * once per non-blank line read (the CLI tells an empty file from one with nothing to judge).
  */
 export async function readPorcupineLog(
   source: string | Readable,
   file?: string,
   options: ReadOptions = {},
+  onEvent?: () => void,
 ): Promise<Operation[]> {
   const name = file ?? (typeof source === 'string' ? source : '<stream>');
   const log = new PorcupineLog(name);
   for await (const batch of readLines(source, name, options)) {
-    for (const { text, line } of batch) log.add(text, line);
+    for (const { text, line } of batch) {
+      log.add(text, line);
+      // Every non-blank line is an event, paired or not (a lone `:info` line is one, as in EDN).
+      if (onEvent !== undefined && text.trim() !== '') onEvent();
+    }
   }
   return log.operations;
 }
