@@ -1,6 +1,8 @@
+export { type BudgetOptions, CheckBudgetError } from './budget.js';
 export { type CronOptions, type CronResult, type CronStats, checkCron, type DuplicateRun } from './cron.js';
 export {
   checkElection,
+  type ElectionCheckOptions,
   type ElectionResult,
   type ElectionStats,
   type ElectionViolation,
