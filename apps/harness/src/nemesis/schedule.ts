@@ -17,18 +17,26 @@ export interface ScheduleOptions {
   ttlMs: number;
   /** See `NemesisContext.sessionMs`; the TTL when absent. */
   sessionMs?: number;
+  /**
+   * The least recovery phase after the final heal (`recoveryPhaseMs`: settle + liveness bound + margin),
+   * so that a lock stuck at the end is convictable; two TTLs when absent.
+   */
+  recoveryMs?: number;
 }
 
 /**
  * A Jepsen-style schedule, the same for the same seed: a quiet warm-up, then faults one at a time
  * (each held for 1.5–3 TTLs, so leases really expire under it, then healed), separated by quiet
  * gaps; the last stretch of the run is the recovery phase with every fault healed, so a backend that
- * only recovers slowly shows it.
+ * only recovers slowly shows it, long enough (`recoveryMs`) for the liveness check to convict a lock
+ * that stayed stuck.
  */
 export function faultSchedule(options: ScheduleOptions): { faults: ScheduledFault[]; recoveryAtMs: number } {
   const random = seededRandom(options.seed);
   const { ttlMs, durationMs } = options;
-  const recoveryAtMs = Math.round(durationMs - Math.max(durationMs * 0.2, 2 * ttlMs));
+  const recoveryAtMs = Math.round(
+    durationMs - Math.max(durationMs * 0.2, 2 * ttlMs, options.recoveryMs ?? 0),
+  );
   const faults: ScheduledFault[] = [];
   // hang-at-close happens at the run's end, while the clients close, never in the middle.
   const scheduled = options.faults.filter((f) => f !== CLOSING_FAULT);

@@ -1,3 +1,4 @@
+import { recoveryPhaseMs } from '../check/checkers.js';
 import { nowNs } from '../history/clock.js';
 import type { HistoryCollector } from '../history/collector.js';
 import type { UnindexedEvent } from '../history/event.js';
@@ -19,12 +20,15 @@ export async function runClientsUnderFaults(run: Run, processes: RunProcesses): 
   run.startedAt = startedAt;
   run.startedAtNs = nowNs();
   for (const client of processes.clients) client.send({ kind: 'go' });
+  // Long enough after the final heal for a stuck lock to be convicted (settle + bound + margin).
+  const recoveryMs = recoveryPhaseMs(options.backend, ttlMs, options.workload);
   const { faults: schedule, recoveryAtMs } = faultSchedule({
     seed: options.seed,
     faults: options.fault,
     durationMs: options.time,
     ttlMs,
     sessionMs: run.sessionMs,
+    recoveryMs,
   });
   const faultPhase = new AbortController();
   const stopFaults = () => faultPhase.abort();
@@ -67,8 +71,8 @@ export async function runClientsUnderFaults(run: Run, processes: RunProcesses): 
     if (options.fault.length > 0 || options.scenario) {
       enter(run, 'recovery', 'final heal');
       await healAll({ ...context, signal: new AbortController().signal });
-      // A slow heal (a ZooKeeper restart) must not eat the recovery phase: keep at least two TTLs of it.
-      endAt = Math.max(endAt, performance.now() + 2 * ttlMs);
+      // A slow heal (a ZooKeeper restart) must not eat the recovery phase: keep all of it.
+      endAt = Math.max(endAt, performance.now() + recoveryMs);
     }
     await sleep(endAt - performance.now(), abort.signal);
   } finally {

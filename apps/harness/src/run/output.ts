@@ -97,6 +97,7 @@ export async function judgeRun(
       fenced: meta.safeFences,
       initialStock: meta.stock,
       ttlMs: meta.ttlMs,
+      backend: meta.backend,
       clients: meta.clients,
     },
     history,
