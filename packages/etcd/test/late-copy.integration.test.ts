@@ -1,0 +1,83 @@
+import { type Cluster, startCluster } from '@fencekit/cluster';
+import { EtcdClient, guardedPut } from '@fencekit/etcd';
+import { Etcd3, type IKeyValue } from 'etcd3';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+
+/**
+ * A request the network held and delivers late — after `etcd3` retried it on another member and the
+ * retry was answered — reaches etcd as an exact copy. These tests record the Txns fencekit sends
+ * (a wrapper around the client's own `kv.txn`; every request still goes to a real etcd) and send a
+ * recorded one again later, from another connection, as the network would deliver the held first try.
+ */
+const prefix = `fk-late-copy-${process.pid}`;
+let cluster: Cluster;
+
+beforeAll(async () => {
+  cluster = await startCluster({ topology: 'etcd', nodes: 1 });
+}, 60_000);
+afterAll(async () => {
+  await cluster?.close();
+});
+
+type TxnRequest = Parameters<Etcd3['kv']['txn']>[0];
+
+/** An etcd3 client whose Txn requests are kept, in order, to be sent again. */
+function recordingClient(): { etcd: Etcd3; sent: TxnRequest[] } {
+  const etcd = new Etcd3({ hosts: [...cluster.endpoints].map((h) => `http://${h}`) });
+  const sent: TxnRequest[] = [];
+  const txn = etcd.kv.txn.bind(etcd.kv);
+  etcd.kv.txn = (request, options) => {
+    sent.push(request);
+    return txn(request, options);
+  };
+  return { etcd, sent };
+}
+
+it('a late copy of an earlier guarded write does not overwrite a newer acknowledged one', async () => {
+  const { etcd, sent } = recordingClient();
+  const replay = new Etcd3({ hosts: [...cluster.endpoints].map((h) => `http://${h}`) });
+  const client = new EtcdClient({ client: etcd, prefix });
+  const key = `${prefix}/data/late-write`;
+  try {
+    const lease = await client.acquire('late-write', { ttlMs: 10_000 });
+    const before = sent.length;
+    await guardedPut(lease, key, 'first');
+    const first = sent.slice(before);
+    await guardedPut(lease, key, 'second');
+    await guardedPut(lease, key, 'third');
+    // The held copies of the first write arrive now, while the lease still holds.
+    for (const copy of first) await replay.kv.txn(copy);
+    expect(await replay.get(key).string()).toBe('third');
+    // And the holding's next write is still accepted.
+    await guardedPut(lease, key, 'fourth');
+    expect(await replay.get(key).string()).toBe('fourth');
+    await lease.release();
+  } finally {
+    await client.close();
+    etcd.close();
+    replay.close();
+  }
+});
+
+it('a guarded write over a key another holder wrote, or someone changed meanwhile, still lands', async () => {
+  const a = new EtcdClient({ hosts: [...cluster.endpoints], prefix });
+  const other = new Etcd3({ hosts: [...cluster.endpoints].map((h) => `http://${h}`) });
+  const key = `${prefix}/data/shared`;
+  try {
+    const first = await a.acquire('shared', { ttlMs: 10_000 });
+    await guardedPut(first, key, 'one');
+    await first.release();
+    await other.put(key).value('meanwhile');
+    const second = await a.acquire('shared', { ttlMs: 10_000 });
+    await guardedPut(second, key, 'two');
+    expect(await other.get(key).string()).toBe('two');
+    await other.put(key).value('changed behind the holder');
+    await guardedPut(second, key, 'three');
+    const kv: IKeyValue | undefined = (await other.get(key).exec()).kvs[0];
+    expect(kv?.value.toString()).toBe('three');
+    await second.release();
+  } finally {
+    await a.close();
+    other.close();
+  }
+});
