@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatHistoryEvent, type HistoryEvent, type Verdict } from '@fencekit/checker';
 import { type CheckOutcome, checkHistory } from '../check/check.js';
+import { withCloseLeaks } from '../nemesis/hang-at-close.js';
 import type { FaultWindowSummary } from '../nemesis/nemesis.js';
 import { withFaultEffects } from '../nemesis/observation.js';
 import { writeRunPage } from '../report/run-page.js';
@@ -104,7 +105,8 @@ export async function judgeRun(
     meta.problems,
   );
   // Faults applied but not seen to take effect (or to end) keep the run from being cleared (#20).
-  const outcome = withFaultEffects(checked, meta.faultsApplied);
+  // A client process that outlived its settled close() (hang-at-close's evidence) convicts the run.
+  const outcome = withCloseLeaks(withFaultEffects(checked, meta.faultsApplied), meta.faultsApplied);
   const results: RunResults = {
     id: meta.id,
     checkedAt: new Date().toISOString(),
