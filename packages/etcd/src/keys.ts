@@ -11,6 +11,11 @@ export function waiterKey(queue: string, leaseIdHex: string): string {
   return queue + leaseIdHex;
 }
 
+/** A session's join mark (see queue.ts `JoinMark`): outside every queue, one per session lease. */
+export function joinMarkKey(prefix: string, leaseIdHex: string): string {
+  return `${prefix}/joins/${leaseIdHex}`;
+}
+
 /**
  * `rangeEnd` for a queue prefix, on the string: queue prefixes end in `/` (ASCII), so the end is the
  * same prefix ending in `0`, encoded once instead of encoded and then copied. Other strings take the

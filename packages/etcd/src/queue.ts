@@ -108,6 +108,24 @@ export function decode(kv: IKeyValue): { key: string; revision: bigint; value: s
 }
 
 /**
+ * A session's join mark: a key attached to the session lease that every join of that session rewrites
+ * in the same Txn, guarded by "its mod revision is still `revision`" (the one this client last saw).
+ * `etcd3` retries a try that timed out on another member, and the held first try can still reach
+ * etcd later — after its waiter was granted and released. Without the mark such a late copy found the
+ * queue empty (or the waiter key absent) and put the key again: an orphan on a live session, holding
+ * the lock for nobody. A copy finds the mark moved on by the join that was answered, and does nothing.
+ * One mark per session (not per queue): two joins of one session at once cost the later one a retry.
+ */
+export interface JoinMark {
+  readonly key: string;
+  /** The mark's mod revision as of this client's last answered join (0: none yet, the key absent). */
+  revision: bigint;
+}
+
+/** A join whose mark had moved (another join of this session, or a late one) is retried this often. */
+const MAX_JOIN_TRIES = 3;
+
+/**
  * Joins the queue in one round trip. An empty queue (no key under its prefix — a compare over the
  * whole range) means I am the head: put my key, nothing to read back. Otherwise, in the same Txn's
  * other branch: put my key if absent and read the two newest keys (me and my predecessor). A key
@@ -121,44 +139,74 @@ export async function join(
   leaseId: string,
   value: string,
   resource: string,
+  mark: JoinMark,
 ): Promise<{ ticket: Ticket; position: Position }> {
-  for (let attempt = 0; attempt < 3; attempt++) {
+  for (let attempt = 0, moved = 0; attempt < 3 && moved < MAX_JOIN_TRIES; attempt++) {
     let response: ITxnResponse;
     const keyBytes = utf8(key);
     const put: IRequestOp = { request_put: { key: keyBytes, value: utf8(value), lease: leaseId } };
     const options = callOptions(calls.callTimeoutMs);
     try {
-      response = await calls.etcd.kv.txn(
+      const marked = await calls.etcd.kv.txn(
         {
           compare: [
             {
-              key: utf8(queue),
-              range_end: prefixEnd(queue),
-              target: CompareTarget.Create,
+              key: utf8(mark.key),
+              target: CompareTarget.Mod,
               result: CompareResult.Equal,
-              create_revision: 0,
+              mod_revision: mark.revision.toString(),
             },
           ],
-          success: [put],
-          failure: [
+          success: [
+            { request_put: { key: utf8(mark.key), value: utf8(''), lease: leaseId } },
             {
               request_txn: {
                 compare: [
                   {
-                    key: keyBytes,
+                    key: utf8(queue),
+                    range_end: prefixEnd(queue),
                     target: CompareTarget.Create,
                     result: CompareResult.Equal,
                     create_revision: 0,
                   },
                 ],
-                success: [put, newestOp(queue, 2)],
-                failure: [{ request_range: { key: keyBytes, keys_only: true } }],
+                success: [put],
+                failure: [
+                  {
+                    request_txn: {
+                      compare: [
+                        {
+                          key: keyBytes,
+                          target: CompareTarget.Create,
+                          result: CompareResult.Equal,
+                          create_revision: 0,
+                        },
+                      ],
+                      success: [put, newestOp(queue, 2)],
+                      failure: [{ request_range: { key: keyBytes, keys_only: true } }],
+                    },
+                  },
+                ],
               },
             },
           ],
+          failure: [{ request_range: { key: utf8(mark.key), keys_only: true } }],
         },
         options,
       );
+      if (!marked.succeeded) {
+        // Another join of this session moved the mark (or one of mine landed late): take it as it is.
+        const now = kvs(marked, 0)[0];
+        mark.revision = now ? BigInt(now.mod_revision) : 0n;
+        moved++;
+        attempt--;
+        continue;
+      }
+      // Every write of one Txn carries its revision: the mark's mod revision is now this.
+      mark.revision = BigInt(marked.header.revision);
+      const join = marked.responses[1]?.response_txn;
+      if (!join) throw new Error('etcd answered a join Txn without its inner Txn');
+      response = { ...join, header: marked.header };
     } catch (error) {
       if (isRefusal(error)) throw toBackendError('joining the queue', error);
       // The put may have happened: remove whatever my session left under this key, then say so. The
@@ -184,7 +232,10 @@ export async function join(
     if (!ahead) return { ticket, position: { kind: 'head' } };
     return { ticket, position: { kind: 'behind', predecessor: ahead.key.toString('utf8'), asOf: revision } };
   }
-  throw new BackendUnavailableError('etcd', `could not create a fresh waiter key ${key}`);
+  throw new BackendUnavailableError(
+    'etcd',
+    `could not create a fresh waiter key ${key} (or its join mark kept moving)`,
+  );
 }
 
 /**

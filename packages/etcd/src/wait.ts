@@ -2,10 +2,11 @@ import { isFencekitError, LockAbortedError, LockTimeoutError, monotonicNow } fro
 import type { Etcd3 } from 'etcd3';
 import { anySignal, deadlineSignal, untilAborted } from './abort.js';
 import { toBackendError } from './errors.js';
-import { waiterKey } from './keys.js';
+import { joinMarkKey, waiterKey } from './keys.js';
 import {
   deleteKey,
   type EtcdCalls,
+  type JoinMark,
   join,
   type Position,
   SessionGoneError,
@@ -59,6 +60,18 @@ export const MAX_LAPSED_GRANTS = 5;
 /** A session can die while its waiter waits; the waiter then rejoins with a new one, this many times. */
 const MAX_SESSION_ROUNDS = 5;
 
+/** Each session's join mark, kept as long as the session object lives. */
+const joinMarks = new WeakMap<Session, JoinMark>();
+
+function joinMarkOf(prefix: string, session: Session): JoinMark {
+  let mark = joinMarks.get(session);
+  if (!mark) {
+    mark = { key: joinMarkKey(prefix, session.idHex), revision: 0n };
+    joinMarks.set(session, mark);
+  }
+  return mark;
+}
+
 /** One signal for "stop waiting": the caller's signal, the `waitMs` deadline, or the client closing. */
 interface Stop {
   readonly signal: AbortSignal;
@@ -106,6 +119,7 @@ export async function waitForHead(context: QueueContext, options: WaitOptions): 
           session.id,
           options.value(session),
           options.name,
+          joinMarkOf(context.prefix, session),
         );
         ticket = joined.ticket;
         let position: Position = joined.position;

@@ -81,3 +81,31 @@ it('a guarded write over a key another holder wrote, or someone changed meanwhil
     other.close();
   }
 });
+
+it('a late copy of a join does not put the waiter key back after its lease was released', async () => {
+  const { etcd, sent } = recordingClient();
+  const replay = new Etcd3({ hosts: [...cluster.endpoints].map((h) => `http://${h}`) });
+  const client = new EtcdClient({ client: etcd, prefix });
+  const other = new EtcdClient({ hosts: [...cluster.endpoints], prefix });
+  const queue = `${prefix}/locks/late-join/`;
+  try {
+    // A warm session, so the acquire below is one join Txn on a session that lives on.
+    await (await client.acquire('warm', { ttlMs: 10_000 })).release();
+    const before = sent.length;
+    const lease = await client.acquire('late-join', { ttlMs: 10_000 });
+    const joins = sent.slice(before);
+    await lease.release();
+    // The held copy of the join arrives now: the queue is empty, the session alive.
+    for (const copy of joins) await replay.kv.txn(copy);
+    expect(await replay.getAll().prefix(queue).keys()).toEqual([]);
+    const next = await other.tryAcquire('late-join', { ttlMs: 10_000 });
+    expect(next).not.toBeNull();
+    await next?.release();
+    // The same client still joins (its mark moved on with the answered join, not with the copy).
+    await (await client.acquire('late-join', { ttlMs: 10_000, waitMs: 5_000 })).release();
+  } finally {
+    await Promise.all([client.close(), other.close()]);
+    etcd.close();
+    replay.close();
+  }
+});
