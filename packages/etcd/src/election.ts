@@ -228,17 +228,28 @@ export class EtcdElection implements Election {
     let recheck: ReturnType<typeof setInterval> | undefined;
     try {
       let { leader, revision } = await this.#readLeader(stop.signal);
-      watcher = this.startWatch(revision, () => changed.raise());
+      // Whether the watch (not the timer) raised the flag since the last read.
+      let heard = false;
+      watcher = this.startWatch(revision, () => {
+        heard = true;
+        changed.raise();
+      });
       // The watch may run through a member gone silent and hear nothing, without failing: re-read
       // the leader on a timer too (see recheckEveryMs), a read that fails over to another member.
       recheck = setInterval(() => changed.raise(), recheckEveryMs(this.#context.callTimeoutMs));
       yield leader;
       while (!stop.signal.aborted) {
         if (!(await changed.wait(stop.signal))) return;
+        const fromWatch = heard;
+        heard = false;
         const next = await this.#readLeader(stop.signal).catch((error: unknown) => {
           if (stop.signal.aborted) return undefined;
+          // A timer's re-read that fails changes nothing (etcd may be briefly unreachable); a change
+          // the watch reported and that cannot be read ends the observation, as before.
+          if (!fromWatch) return 'unread' as const;
           throw error;
         });
+        if (next === 'unread') continue;
         if (!next) return;
         if (!sameLeader(next.leader, leader)) {
           leader = next.leader;
