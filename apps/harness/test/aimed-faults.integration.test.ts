@@ -61,7 +61,7 @@ describe('zk', () => {
   it('stall-holder stops a client that holds, right after its validity check, for longer than the session, until another is granted', async () => {
     const clients = 3;
     const finished = await run(
-      { backend: 'zk', workload: 'inventory', fault: 'stall-holder', clients, time: '9s', seed: 1, out },
+      { backend: 'zk', workload: 'inventory', fault: 'stall-holder', clients, time: '15s', seed: 1, out },
       await servers.get(),
     );
     const h = history(finished);
@@ -102,7 +102,7 @@ describe('zk', () => {
   it('suspend resets every client link while a client holds, for less than the session, and the clients see it', async () => {
     const clients = 3;
     const finished = await run(
-      { backend: 'zk', workload: 'inventory', fault: 'suspend', clients, time: '9s', seed: 2, out },
+      { backend: 'zk', workload: 'inventory', fault: 'suspend', clients, time: '15s', seed: 2, out },
       await servers.get(),
     );
     const h = history(finished);
@@ -113,7 +113,8 @@ describe('zk', () => {
       const stop = stops[i]!;
       expect(value(start).nodes).toEqual(finished.run.meta.nodes);
       expect(heldAt(h, value(start).client as number, clients, start.time)).toBe(true);
-      expect(ms(stop.time - start.time)).toBeLessThan(1_000);
+      // Half the session (4 s for the default TTL), recorded from the resets to the heal: within the session.
+      expect(ms(stop.time - start.time)).toBeLessThan(4_000);
     }
     // The holder's connection dropped under it: an op in flight ended in doubt or failed, or it reclaimed.
     const disturbed = h.filter(
@@ -133,7 +134,7 @@ describe('etcd', () => {
   it('flicker kills the leader within milliseconds of a release invoke, while the release is in flight, and restarts it', async () => {
     const clients = 3;
     const finished = await run(
-      { backend: 'etcd', workload: 'mutex', fault: 'flicker', clients, time: '9s', seed: 3, out },
+      { backend: 'etcd', workload: 'mutex', fault: 'flicker', clients, time: '12s', seed: 3, out },
       await servers.get(),
     );
     const h = history(finished);
