@@ -69,6 +69,7 @@ program
   .option('--no-fencing', 'the resource accepts writes whatever their fence')
   .option('--provider <name>', 'where servers run: auto, local, docker', 'auto')
   .option('--ttl <duration>', 'lock TTL (default: per backend)')
+  .option('--session <duration>', 'zk session timeout apart from the TTL (default: max(4s, TTL))')
   .option('--window <duration>', 'gap between a client’s lease check and its write', '30ms')
   .option('--stock <n>', 'starting stock of the inventory', '100000')
   .option('--tick <duration>', 'cron tick', '100ms')
@@ -86,6 +87,7 @@ program
       fencing: o.fencing as boolean,
       provider: o.provider as never,
       ...(o.ttl ? { ttl: o.ttl as string } : {}),
+      ...(o.session ? { session: o.session as string } : {}),
       window: o.window as string,
       stock: o.stock as string as never,
       tick: o.tick as string,

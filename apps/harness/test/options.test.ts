@@ -51,6 +51,22 @@ describe('run options', () => {
     const clock = parseRunOptions({ backend: 'memory', workload: 'inventory', scenario: 'clock-jump' });
     expect(() => validateRun(clock, memoryBackend)).toThrow(/use --backend redlock/);
   });
+
+  it('takes a ZooKeeper session apart from the TTL, within what the adapter and the ensemble accept', () => {
+    const apart = parseRunOptions({ backend: 'zk', workload: 'inventory', ttl: '6s', session: '4s' });
+    expect(apart).toMatchObject({ ttl: 6_000, session: 4_000 });
+    expect(parseRunOptions({ backend: 'zk', workload: 'inventory' }).session).toBeUndefined();
+    // The adapter's own rule: the ensembles' follower lag (2 s) must leave the session some validity.
+    expect(() => parseRunOptions({ backend: 'zk', workload: 'inventory', session: '2s' })).toThrow(
+      /--session: .*sessionTimeoutMs.*at least 27\d\d ms with followerLagMs 2000/s,
+    );
+    expect(() => parseRunOptions({ backend: 'zk', workload: 'inventory', session: '61s' })).toThrow(
+      /--session: at most 60000 ms/,
+    );
+    expect(() => parseRunOptions({ backend: 'etcd', workload: 'inventory', session: '4s' })).toThrow(
+      /--session: only the zk backend has a session apart from its lock TTL/,
+    );
+  });
 });
 
 describe('fault schedule', () => {

@@ -138,7 +138,12 @@ export const etcdEndedLeaseKeepsKey: Mutant = {
   bug: '#13 bug 1: an ended lease can leave its key alive, so waiters starve',
   breaks:
     'whenever a lease ends without a confirmed delete its key is withdrawn: here only the holder’s first release try deletes it, so a release lost in an outage (or a lapsed lease) leaves the key on the live session',
-  exposure: { workload: 'inventory', faults: ['flicker'], fencing: true },
+  // 15 s leave room for a whole flicker slot before the recovery phase (10 s had none when the slot
+  // drew its longest wait). Not convicted yet (harness README, mutation gaps): on a 3-node cluster the
+  // release rides the killed member's outage out (the client fails over and the first try succeeds),
+  // so no key is left behind for the mutant to keep; a client whose release did fail stays away for
+  // three sessions (workloads/sections.ts), so a key left then would starve the others.
+  exposure: { workload: 'inventory', faults: ['flicker'], fencing: true, timeMs: 15_000 },
   checkers: ['liveness'],
   async install() {
     /** Keys of leases handed out; the holder's first release try is the only delete they get. */

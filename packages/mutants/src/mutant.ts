@@ -17,6 +17,8 @@ export interface Exposure {
   /** Run length per seed (ms); default 10 s. */
   timeMs?: number;
   ttlMs?: number;
+  /** `--session`: a ZooKeeper session timeout apart from the TTL (a TTL longer than the session). */
+  sessionMs?: number;
   clients?: number;
 }
 

@@ -118,7 +118,18 @@ export const zkValidityUncapped: Mutant = {
   bug: '#13 bug 2: a lease’s validity is not bounded by the session timeout',
   breaks:
     'validUntil never exceeds the last answered send plus the session timeout: here the session vouches forever, so a holder stalled past its session still believes until its own TTL runs out',
-  exposure: { workload: 'inventory', faults: ['stall-holder'], fencing: true },
+  // A lock TTL longer than the session: only the session's bound keeps a stalled holder's validity
+  // short of the next grant, which comes a session (4 s) and a tick after the stall (with TTL ≤
+  // session, the TTL alone ends it first). 50 s fit a whole stall-holder slot (up to 3 TTLs of waiting
+  // for a holder, then the stall) before the recovery phase a 6 s TTL needs (settle + liveness bound).
+  exposure: {
+    workload: 'inventory',
+    faults: ['stall-holder'],
+    fencing: true,
+    ttlMs: 6_000,
+    sessionMs: 4_000,
+    timeMs: 50_000,
+  },
   checkers: ['lease'],
   async install() {
     const { ZkSession } = await import('@fencekit/zk');

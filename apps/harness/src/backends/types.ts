@@ -74,6 +74,8 @@ export interface ConnectOptions {
   namespace: string;
   /** The lock TTL the run uses, for backends whose session TTL is fixed at connect time. */
   ttlMs: number;
+  /** The session timeout the run asked for (`--session`, ZooKeeper only); absent = from the TTL. */
+  sessionMs?: number;
 }
 
 export interface DeployOptions {

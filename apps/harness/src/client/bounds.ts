@@ -22,7 +22,8 @@ const ETCD_CALL_MS = 5_000;
 /** The memory backend's RPC answers a wait within `waitMs` + this (backends/remote-lock.ts). */
 const MEMORY_ANSWER_SLACK_MS = 2_000;
 
-export function documentedBounds(backend: BackendName, ttlMs: number): DocumentedBounds {
+/** `sessionMs`: the run's ZooKeeper session (`--session`), when set apart from the TTL. */
+export function documentedBounds(backend: BackendName, ttlMs: number, sessionMs?: number): DocumentedBounds {
   switch (backend) {
     case 'redis':
       // README "Options": every request is bounded (5 s; the harness keeps the default), so an acquire
@@ -53,11 +54,11 @@ export function documentedBounds(backend: BackendName, ttlMs: number): Documente
     case 'zk': {
       // Every call is bounded by the session timeout (backends/zk.ts sets it); close() releases,
       // then closes the session.
-      const sessionMs = zkSessionMs(ttlMs);
+      const session = sessionMs ?? zkSessionMs(ttlMs);
       return {
-        acquireMs: (waitMs) => waitMs + sessionMs,
-        releaseMs: sessionMs,
-        closeMs: 2 * sessionMs,
+        acquireMs: (waitMs) => waitMs + session,
+        releaseMs: session,
+        closeMs: 2 * session,
       };
     }
     case 'memory':

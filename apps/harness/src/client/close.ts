@@ -20,7 +20,7 @@ export async function recordClose(
   backend: ClientBackend,
   config: ClientConfig,
 ): Promise<void> {
-  const boundMs = documentedBounds(config.backend, config.ttlMs).closeMs;
+  const boundMs = documentedBounds(config.backend, config.ttlMs, config.sessionMs).closeMs;
   const closing = backend.close();
   // Whatever the outcome, the close is awaited below; a rejection is recorded, never thrown.
   closing.catch(() => undefined);

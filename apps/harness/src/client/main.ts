@@ -46,6 +46,7 @@ async function main(config: ClientConfig): Promise<void> {
       endpoints: config.endpoints,
       namespace: config.namespace,
       ttlMs: config.ttlMs,
+      ...(config.askedSessionMs === undefined ? {} : { sessionMs: config.askedSessionMs }),
     });
     if (mutation) backend = mutation.wrap(backend);
     resource = await ResourceClient.connect(config.resourceSocket, config.opTimeoutMs);

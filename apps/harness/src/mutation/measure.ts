@@ -37,8 +37,12 @@ interface Judged {
 
 /** How a mutant's exposure reads in the tables: workload · faults · fencing. */
 export function settingOf(mutant: MutantSpec): string {
-  const { workload, faults, fencing, clients, ttlMs } = mutant.exposure;
-  const extra = [clients ? `${clients} clients` : '', ttlMs ? `TTL ${ttlMs} ms` : ''].filter(Boolean);
+  const { workload, faults, fencing, clients, ttlMs, sessionMs } = mutant.exposure;
+  const extra = [
+    clients ? `${clients} clients` : '',
+    ttlMs ? `TTL ${ttlMs} ms` : '',
+    sessionMs ? `session ${sessionMs} ms` : '',
+  ].filter(Boolean);
   return [
     workload,
     faults.length > 0 ? faults.join('+') : 'no fault',
@@ -208,6 +212,7 @@ async function runSeed(
     seed,
     time: exposure.timeMs ?? options.timeMs,
     ...(exposure.ttlMs ? { ttl: exposure.ttlMs } : {}),
+    ...(exposure.sessionMs ? { session: exposure.sessionMs } : {}),
     ...(exposure.clients ? { clients: exposure.clients } : {}),
     provider,
     out: options.out,

@@ -16,6 +16,7 @@ export interface MutantSpec {
     readonly fencing: boolean;
     readonly timeMs?: number;
     readonly ttlMs?: number;
+    readonly sessionMs?: number;
     readonly clients?: number;
   };
   readonly checkers: readonly string[];

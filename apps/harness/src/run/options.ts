@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { BACKENDS } from '../backends/types.js';
+import { zkSessionProblem } from '../backends/zk.js';
 import { FAULT_NAMES, FAULTS, type FaultName } from '../nemesis/faults.js';
 import { SCENARIO_NAMES, type ScenarioName } from '../nemesis/scenarios.js';
 import { WORKLOADS } from '../workloads/types.js';
@@ -53,26 +54,39 @@ const duration = z
       .max(MAX_DURATION_MS, { error: 'at most one day (86400000 ms)' }),
   );
 
-export const runOptionsSchema = z.object({
-  backend: z.enum(BACKENDS, { error: () => `unknown backend; known backends: ${BACKENDS.join(', ')}` }),
-  workload: z.enum(WORKLOADS, { error: () => `unknown workload; known workloads: ${WORKLOADS.join(', ')}` }),
-  fault: faultList.default([]),
-  scenario: z
-    .enum(SCENARIO_NAMES as [ScenarioName, ...ScenarioName[]], {
-      error: () => `unknown scenario; known scenarios: ${SCENARIO_NAMES.join(', ')}`,
-    })
-    .optional(),
-  clients: z.coerce.number().int().min(1).max(64).default(5),
-  time: duration.default(10_000),
-  seed: z.coerce.number().int().min(0).default(1),
-  fencing: z.boolean().default(true),
-  provider: z.enum(['auto', 'local', 'docker']).default('auto'),
-  out: z.string().min(1).default('reports'),
-  ttl: duration.optional(),
-  window: duration.default(30),
-  stock: z.coerce.number().int().min(1).default(100_000),
-  tick: duration.default(100),
-});
+export const runOptionsSchema = z
+  .object({
+    backend: z.enum(BACKENDS, { error: () => `unknown backend; known backends: ${BACKENDS.join(', ')}` }),
+    workload: z.enum(WORKLOADS, {
+      error: () => `unknown workload; known workloads: ${WORKLOADS.join(', ')}`,
+    }),
+    fault: faultList.default([]),
+    scenario: z
+      .enum(SCENARIO_NAMES as [ScenarioName, ...ScenarioName[]], {
+        error: () => `unknown scenario; known scenarios: ${SCENARIO_NAMES.join(', ')}`,
+      })
+      .optional(),
+    clients: z.coerce.number().int().min(1).max(64).default(5),
+    time: duration.default(10_000),
+    seed: z.coerce.number().int().min(0).default(1),
+    fencing: z.boolean().default(true),
+    provider: z.enum(['auto', 'local', 'docker']).default('auto'),
+    out: z.string().min(1).default('reports'),
+    ttl: duration.optional(),
+    window: duration.default(30),
+    stock: z.coerce.number().int().min(1).default(100_000),
+    tick: duration.default(100),
+    /** ZooKeeper's session timeout, set apart from the TTL (default: max(2 × follower lag, TTL)). */
+    session: duration.optional(),
+  })
+  .superRefine((options, ctx) => {
+    if (options.session === undefined) return;
+    const problem =
+      options.backend === 'zk'
+        ? zkSessionProblem(options.session)
+        : 'only the zk backend has a session apart from its lock TTL';
+    if (problem) ctx.addIssue({ code: 'custom', path: ['session'], message: problem });
+  });
 
 export type RunOptionsInput = z.input<typeof runOptionsSchema>;
 export type ParsedRunOptions = z.output<typeof runOptionsSchema>;

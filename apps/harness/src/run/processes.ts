@@ -68,6 +68,8 @@ async function startClient(
     workload: options.workload,
     fencing: run.fencing,
     ttlMs,
+    ...(options.session === undefined ? {} : { askedSessionMs: options.session }),
+    sessionMs: run.sessionMs,
     windowMs: options.window,
     opTimeoutMs: Math.max(2_000, ttlMs * 4),
     acquire: run.scripted.acquire,

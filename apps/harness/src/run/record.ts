@@ -81,7 +81,7 @@ export async function newRun(options: ParsedRunOptions, hooks: RunHooks): Promis
     factory,
     scripted,
     ttlMs,
-    sessionMs: factory.sessionMs?.(ttlMs) ?? ttlMs,
+    sessionMs: options.session ?? factory.sessionMs?.(ttlMs) ?? ttlMs,
     fencing:
       options.fencing && factory.safeFences && options.workload !== 'cron' && options.workload !== 'cas',
     provider,

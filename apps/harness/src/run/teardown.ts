@@ -24,7 +24,7 @@ export async function stopProcesses(
         // The fault phase has ended: only Ctrl-C cuts this one short.
         { ...context, signal: run.abort.signal },
         seededRandom(options.seed ^ 0xc105e),
-        documentedBounds(options.backend, ttlMs).closeMs,
+        documentedBounds(options.backend, ttlMs, run.sessionMs).closeMs,
       )
     : undefined;
   for (const child of processes.clients) {

@@ -27,6 +27,7 @@ export class HeldLease implements AsyncDisposable {
   #abortedAt: string | undefined;
   #reason: string | undefined;
   #released = false;
+  #releaseFailed = false;
 
   constructor(
     readonly lease: Lease<Fence | undefined>,
@@ -55,6 +56,11 @@ export class HeldLease implements AsyncDisposable {
     return observe(this.lease, this.grant);
   }
 
+  /** Its release was not confirmed (failed or unsure): the servers may still hold the lock for it. */
+  get releaseFailed(): boolean {
+    return this.#releaseFailed;
+  }
+
   /** The lease ended because the connection was suspended: it may still be ours (ZooKeeper). */
   get endedUnsure(): boolean {
     return this.#reason === 'unsure';
@@ -68,9 +74,10 @@ export class HeldLease implements AsyncDisposable {
       this.#abortedAt === undefined
         ? {}
         : { lease: { grant: this.grant, held: false, at: this.#abortedAt, reason: this.#reason } };
-    const boundMs = documentedBounds(config.backend, config.ttlMs).releaseMs;
-    // A failed release is recorded (fail/info) and otherwise ignored: the lease expires on its own.
-    await recorder.op(
+    const boundMs = documentedBounds(config.backend, config.ttlMs, config.sessionMs).releaseMs;
+    // A failed release is recorded (fail/info); the lease is left to expire, or to the adapter's own
+    // clean-up, and the caller stays away meanwhile (see lockedSections).
+    const outcome = await recorder.op(
       'release',
       { grant: this.grant, fence: this.fence ?? null, boundMs, ...ended },
       async () => {
@@ -78,6 +85,7 @@ export class HeldLease implements AsyncDisposable {
         return ok();
       },
     );
+    this.#releaseFailed = outcome.type !== 'ok';
   }
 }
 
@@ -99,7 +107,9 @@ export async function acquireHeld(
     config.acquire === 'wait'
       ? {
           waitMs: config.opTimeoutMs,
-          boundMs: documentedBounds(config.backend, config.ttlMs).acquireMs(config.opTimeoutMs),
+          boundMs: documentedBounds(config.backend, config.ttlMs, config.sessionMs).acquireMs(
+            config.opTimeoutMs,
+          ),
         }
       : { pollMs: config.opTimeoutMs };
   await recorder.op('acquire', { resource, ...bound }, async () => {
@@ -130,7 +140,7 @@ export async function reclaimHeld(
       resource: old.resource,
       from: old.grant,
       waitMs: config.opTimeoutMs,
-      boundMs: documentedBounds(config.backend, config.ttlMs).acquireMs(config.opTimeoutMs),
+      boundMs: documentedBounds(config.backend, config.ttlMs, config.sessionMs).acquireMs(config.opTimeoutMs),
     },
     async () => {
       const lease = await locks.reclaim(old.lease, {

@@ -18,6 +18,13 @@ export interface ClientConfig {
   workload: WorkloadName;
   fencing: boolean;
   ttlMs: number;
+  /** `--session` as given (ZooKeeper's session timeout set apart from the TTL); absent = from the TTL. */
+  askedSessionMs?: number;
+  /**
+   * How long the servers keep a silent client's lease (`Run.sessionMs`: the session timeout, the etcd
+   * lease as granted, else the TTL): what a client whose release failed waits out (sections.ts).
+   */
+  sessionMs: number;
   /** The gap between a client's last validity check and its write reaching the resource. */
   windowMs: number;
   opTimeoutMs: number;
