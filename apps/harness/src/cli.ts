@@ -146,7 +146,7 @@ program
       );
       for (const cell of suiteResults(outcomes).cells) {
         const time =
-          cell.medianFirstViolationMs === undefined
+          cell.medianFirstViolationMs === null
             ? ''
             : `, first violation after ${(cell.medianFirstViolationMs / 1_000).toFixed(1)} s (median of ${cell.timedConvictions})`;
         process.stdout.write(

@@ -82,6 +82,10 @@ describe('evidence per cell', () => {
     expect(zk.interval!.low).toBeCloseTo(0.2077, 4);
     expect(zk.interval!.high).toBeCloseTo(0.9385, 4);
     expect(results.interval).toBe('Wilson score, 95 %');
+    // What is not known is written as null, not left out of the file.
+    const clean = suiteResults([outcomes[2]!]).cells[0]!;
+    expect(JSON.parse(JSON.stringify(clean))).toMatchObject({ convicted: 0, medianFirstViolationMs: null });
+    expect(suiteResults([outcomes[3]!]).cells[0]).toMatchObject({ rate: null, interval: null });
     expect(results.firstViolationMs).toMatch(/told to start/);
   });
 

@@ -90,7 +90,12 @@ export function cellEvidence(runs: readonly RunEvidence[]): CellEvidence {
 }
 
 /** "3/20 (15 %, 95 % CI 5–36 %)": the cell's figures in one line, for the site and the CLI. */
-export function describeEvidence(cell: CellEvidence): string {
+export function describeEvidence(
+  cell: Pick<CellEvidence, 'runs' | 'judged' | 'convicted'> & {
+    rate: number | null | undefined;
+    interval: Interval | null | undefined;
+  },
+): string {
   if (cell.judged === 0) return `0 judged of ${cell.runs}`;
   const pct = (x: number) => `${Math.round(x * 100)}`;
   const ci = cell.interval ? `, 95 % CI ${pct(cell.interval.low)}–${pct(cell.interval.high)} %` : '';

@@ -11,7 +11,16 @@ import {
 } from './evidence.js';
 import type { SuiteOutcome } from './suite.js';
 
-export interface SuiteCellResult extends Cell, CellEvidence {
+/**
+ * A cell's figures as results.json keeps them: what is unknown (no rate without a judged run, no time
+ * without a conviction) is written as null, never left out.
+ */
+export interface SuiteCellResult
+  extends Cell,
+    Omit<CellEvidence, 'rate' | 'interval' | 'medianFirstViolationMs'> {
+  rate: number | null;
+  interval: CellEvidence['interval'] | null;
+  medianFirstViolationMs: number | null;
   workloads: string[];
   /** Entries that did not run (backend unavailable, run failed): in no figure above. */
   notRun: number;
@@ -44,7 +53,9 @@ export function suiteResults(outcomes: readonly SuiteOutcome[]): SuiteResults {
       return {
         ...cell,
         workloads: [...new Set(here.map((o) => String(o.entry.options.workload)))].sort(),
-        ...cellEvidence(ran.map((r) => ({ verdict: r.verdict, firstViolationMs: firstViolationOf(r.dir) }))),
+        ...nullWhereUnknown(
+          cellEvidence(ran.map((r) => ({ verdict: r.verdict, firstViolationMs: firstViolationOf(r.dir) }))),
+        ),
         notRun: here.length - ran.length,
         runIds: ran.map((r) => r.id),
       };
@@ -85,4 +96,13 @@ function firstViolationOf(dir: string): number | null | undefined {
   } catch {
     return undefined;
   }
+}
+
+function nullWhereUnknown(evidence: CellEvidence) {
+  return {
+    ...evidence,
+    rate: evidence.rate ?? null,
+    interval: evidence.interval ?? null,
+    medianFirstViolationMs: evidence.medianFirstViolationMs ?? null,
+  };
 }
