@@ -2,6 +2,7 @@ import {
   assertCandidate,
   assertNonNegativeMs,
   assertSignal,
+  BackendUnavailableError,
   type CampaignOptions,
   DEFAULT_WAIT_MS,
   type Election,
@@ -11,7 +12,7 @@ import {
   LockLostError,
   monotonicNow,
 } from '@fencekit/core';
-import type { IKeyValue } from 'etcd3';
+import { CompareResult, CompareTarget, type IKeyValue, type ITxnResponse } from 'etcd3';
 import { anySignal, untilAborted } from './abort.js';
 import { callOptions } from './connection.js';
 import { toBackendError } from './errors.js';
@@ -60,18 +61,24 @@ function sameLeader(a: EtcdLeaderInfo | null, b: EtcdLeaderInfo | null): boolean
 }
 
 /** Leadership won in an etcd election: its term is the candidate key's create revision. */
+/** A candidate key that changed unexpectedly is re-read and the proclaim tried again, this often. */
+const MAX_PROCLAIM_TRIES = 3;
+
 export class EtcdLeadership implements Leadership {
   readonly election: string;
   readonly candidate: string;
   readonly term: bigint;
   readonly #lease: EtcdLease;
   readonly #context: QueueContext;
+  /** The candidate key's mod revision after the last answered proclaim (at first its creation: the term). */
+  #proclaimed: bigint;
 
   constructor(context: QueueContext, election: string, candidate: string, lease: EtcdLease) {
     this.#context = context;
     this.election = election;
     this.candidate = candidate;
     this.term = lease.fence;
+    this.#proclaimed = lease.fence;
     this.#lease = lease;
     shareHolding(lease, this);
   }
@@ -91,37 +98,66 @@ export class EtcdLeadership implements Leadership {
 
   /**
    * Announces a new value without a new election (observers see it), only while still leader: one
-   * Txn guarded by the key's create revision. Throws `LockLostError` when leadership is gone.
+   * Txn guarded by the key's create revision (and by its mod revision as the last answered proclaim
+   * left it, so a late copy of an earlier proclaim cannot overwrite this one). Throws `LockLostError` when leadership is gone.
    */
   async proclaim(value: string): Promise<void> {
     if (typeof value !== 'string') throw new InvalidArgumentError('value', value, 'a string');
     if (!this.#lease.held) throw new LockLostError(this.election, 'no longer the leader');
-    let succeeded: boolean;
-    try {
-      const response = await this.#context.etcd.kv.txn(
-        {
-          compare: [ownershipCompare(this)],
-          success: [
-            {
-              request_put: {
-                key: Buffer.from(this.key, 'utf8'),
-                value: Buffer.from(encode({ candidate: this.candidate, value }), 'utf8'),
-                lease: this.#lease.leaseId,
+    const key = Buffer.from(this.key, 'utf8');
+    const put = {
+      request_put: {
+        key,
+        value: Buffer.from(encode({ candidate: this.candidate, value }), 'utf8'),
+        lease: this.#lease.leaseId,
+      },
+    };
+    // One deadline for all tries: the call as a whole stays within callTimeoutMs.
+    const options = callOptions(this.#context.callTimeoutMs);
+    for (let attempt = 0; attempt < MAX_PROCLAIM_TRIES; attempt++) {
+      let response: ITxnResponse;
+      try {
+        response = await this.#context.etcd.kv.txn(
+          {
+            compare: [ownershipCompare(this)],
+            success: [
+              {
+                request_txn: {
+                  // As guardedPut: a late copy of an earlier proclaim must not overwrite this one.
+                  compare: [
+                    {
+                      key,
+                      target: CompareTarget.Mod,
+                      result: CompareResult.Equal,
+                      mod_revision: this.#proclaimed.toString(),
+                    },
+                  ],
+                  success: [put],
+                  failure: [{ request_range: { key, keys_only: true } }],
+                },
               },
-            },
-          ],
-          failure: [],
-        },
-        callOptions(this.#context.callTimeoutMs),
-      );
-      succeeded = response.succeeded;
-    } catch (error) {
-      throw toBackendError('proclaim', error);
+            ],
+            failure: [],
+          },
+          options,
+        );
+      } catch (error) {
+        throw toBackendError('proclaim', error);
+      }
+      if (!response.succeeded) {
+        this.#lease.markLost('the candidate key is gone');
+        throw new LockLostError(this.election, 'no longer the leader');
+      }
+      const inner = response.responses[0]?.response_txn;
+      if (inner?.succeeded) {
+        this.#proclaimed = BigInt(response.header.revision);
+        return;
+      }
+      // An earlier proclaim whose answer was lost (or a late copy of one) landed: take the key as it is.
+      const now = inner?.responses[0]?.response_range?.kvs[0];
+      if (now) this.#proclaimed = BigInt(now.mod_revision);
     }
-    if (!succeeded) {
-      this.#lease.markLost('the candidate key is gone');
-      throw new LockLostError(this.election, 'no longer the leader');
-    }
+    throw new BackendUnavailableError('etcd', 'proclaim: the candidate key kept changing');
   }
 
   /** Steps down: deletes the candidate key, which wakes the next candidate. Idempotent. */

@@ -109,3 +109,27 @@ it('a late copy of a join does not put the waiter key back after its lease was r
     replay.close();
   }
 });
+
+it('a late copy of an earlier proclaim does not overwrite a newer one', async () => {
+  const { etcd, sent } = recordingClient();
+  const replay = new Etcd3({ hosts: [...cluster.endpoints].map((h) => `http://${h}`) });
+  const client = new EtcdClient({ client: etcd, prefix });
+  const observer = new EtcdClient({ hosts: [...cluster.endpoints], prefix });
+  try {
+    const leadership = await client.election('late-proclaim', { ttlMs: 10_000 }).campaign('a');
+    const before = sent.length;
+    await leadership.proclaim('first');
+    const first = sent.slice(before);
+    await leadership.proclaim('second');
+    for (const copy of first) await replay.kv.txn(copy);
+    const leader = await observer.election('late-proclaim', { ttlMs: 10_000 }).leader();
+    expect(leader?.value).toBe('second');
+    await leadership.proclaim('third');
+    expect((await observer.election('late-proclaim', { ttlMs: 10_000 }).leader())?.value).toBe('third');
+    await leadership.resign();
+  } finally {
+    await Promise.all([client.close(), observer.close()]);
+    etcd.close();
+    replay.close();
+  }
+});
