@@ -1,4 +1,4 @@
-import { MemoryLockClient, MemoryLockServer } from '@fencekit/core';
+import { MemoryLockClient, MemoryLockServer, NotLockHolderError } from '@fencekit/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OpRecorder } from '../src/client/recorder.js';
 import type { UnindexedEvent } from '../src/history/event.js';
@@ -25,7 +25,7 @@ const SESSION_MS = 100;
  * One client taking the lock twice with core's in-process lock; the first lease's release is given
  * back and then reported lost (as a release whose answer an outage swallowed), when `failFirst`.
  */
-async function twoSections(failFirst: boolean): Promise<UnindexedEvent[]> {
+async function twoSections(failFirst: false | Error): Promise<UnindexedEvent[]> {
   const locks = new MemoryLockClient({ server });
   clients.push(locks);
   let grants = 0;
@@ -37,7 +37,7 @@ async function twoSections(failFirst: boolean): Promise<UnindexedEvent[]> {
       Object.defineProperty(lease, 'release', {
         value: async () => {
           await release();
-          throw new Error('connection lost before the answer');
+          throw failFirst;
         },
       });
     }
@@ -75,9 +75,15 @@ function gapMs(events: UnindexedEvent[]): number {
 
 describe('a client whose release failed', () => {
   it(`stays out of the contest for ${RELEASE_FAILED_BACKOFF_SESSIONS} sessions before it asks again`, async () => {
-    const events = await twoSections(true);
+    const events = await twoSections(new Error('connection lost before the answer'));
     expect(events.find((e) => e.f === 'release' && e.type !== 'invoke')?.type).not.toBe('ok');
     expect(gapMs(events)).toBeGreaterThanOrEqual(RELEASE_FAILED_BACKOFF_SESSIONS * SESSION_MS - 1);
+  });
+
+  it('asks again at once after a release refused as not its own (nothing of it is left)', async () => {
+    const events = await twoSections(new NotLockHolderError('r', 'me'));
+    expect(events.find((e) => e.f === 'release' && e.type !== 'invoke')?.type).toBe('fail');
+    expect(gapMs(events)).toBeLessThan(RELEASE_FAILED_BACKOFF_SESSIONS * SESSION_MS - 50);
   });
 
   it('asks again at once after a confirmed release', async () => {

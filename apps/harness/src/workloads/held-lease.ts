@@ -56,7 +56,7 @@ export class HeldLease implements AsyncDisposable {
     return observe(this.lease, this.grant);
   }
 
-  /** Its release was not confirmed (failed or unsure): the servers may still hold the lock for it. */
+  /** Its release was not confirmed (failed or unsure, not refused as not ours): the lock may still be its own. */
   get releaseFailed(): boolean {
     return this.#releaseFailed;
   }
@@ -85,7 +85,9 @@ export class HeldLease implements AsyncDisposable {
         return ok();
       },
     );
-    this.#releaseFailed = outcome.type !== 'ok';
+    // Refused as not the holder's: nothing of ours is left on the servers, so nothing to wait out.
+    const refused = (outcome.value as { code?: unknown } | undefined)?.code === 'not-holder';
+    this.#releaseFailed = outcome.type !== 'ok' && !refused;
   }
 }
 
