@@ -211,7 +211,7 @@ export async function join(
       if (isRefusal(error)) throw toBackendError('joining the queue', error);
       // The put may have happened: remove whatever my session left under this key, then say so. The
       // clean-up shares the join's deadline, so the two together stay within one `callTimeoutMs`.
-      const cleaned = await deleteKey(calls, key, options).then(
+      const cleaned = await clearUnansweredJoin(calls, key, mark, leaseId, options).then(
         () => true,
         () => false,
       );
@@ -297,13 +297,48 @@ export async function withdraw(calls: EtcdCalls, ticket: Ticket): Promise<boolea
   return (await leave(calls, ticket)).deleted;
 }
 
-/** Deletes `key` whatever its revision: only for a waiter's own key while its session is reserved for the queue. */
-export async function deleteKey(
+/**
+ * Takes out whatever a join that got no answer may have put, so that no copy of it or of this
+ * clean-up can do harm later (only for a waiter's own key while its session is reserved for the
+ * queue). First it moves the session's join mark: a copy of the unanswered join still in the network
+ * then fails its compare, so no join of this key lands after that revision. Then it deletes the key
+ * only if it was created up to that revision: a copy of this delete arriving after the session joined
+ * the queue again leaves the new key (an unguarded delete would take a waiter's place, or a holder's
+ * lock). Two requests, only on this rare path.
+ */
+export async function clearUnansweredJoin(
   calls: EtcdCalls,
   key: string,
+  mark: JoinMark,
+  leaseId: string,
   options = callOptions(calls.callTimeoutMs),
 ): Promise<void> {
-  await calls.etcd.kv.deleteRange({ key: utf8(key) }, options);
+  const moved = await calls.etcd.kv.txn(
+    {
+      compare: [],
+      success: [{ request_put: { key: utf8(mark.key), value: utf8(''), lease: leaseId } }],
+      failure: [],
+    },
+    options,
+  );
+  const upTo = BigInt(moved.header.revision);
+  // Another join of this session may have moved it further meanwhile: never step back.
+  if (upTo > mark.revision) mark.revision = upTo;
+  await calls.etcd.kv.txn(
+    {
+      compare: [
+        {
+          key: utf8(key),
+          target: CompareTarget.Create,
+          result: CompareResult.Less,
+          create_revision: (upTo + 1n).toString(),
+        },
+      ],
+      success: [{ request_delete_range: { key: utf8(key) } }],
+      failure: [],
+    },
+    options,
+  );
 }
 
 /** Reads the head of a queue and the revision it was read at. */

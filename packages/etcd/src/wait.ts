@@ -4,7 +4,7 @@ import { anySignal, deadlineSignal, untilAborted } from './abort.js';
 import { toBackendError } from './errors.js';
 import { joinMarkKey, waiterKey } from './keys.js';
 import {
-  deleteKey,
+  clearUnansweredJoin,
   type EtcdCalls,
   type JoinMark,
   join,
@@ -193,7 +193,8 @@ async function giveUpPlace(
   } else if (error instanceof UnansweredJoin) {
     // join() already tried once within its deadline.
     const { key } = error;
-    leftover = () => deleteKey(context, key);
+    const mark = joinMarkOf(context.prefix, session);
+    leftover = () => clearUnansweredJoin(context, key, mark, session.id);
   }
   if (!leftover || !session.alive || context.closing.aborted) {
     checkIn();

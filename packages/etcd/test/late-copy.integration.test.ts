@@ -133,3 +133,43 @@ it('a late copy of an earlier proclaim does not overwrite a newer one', async ()
     replay.close();
   }
 });
+
+it("a late copy of an unanswered join's clean-up does not take the key of a later join", async () => {
+  const { etcd, sent } = recordingClient();
+  const replay = new Etcd3({ hosts: [...cluster.endpoints].map((h) => `http://${h}`) });
+  const client = new EtcdClient({ client: etcd, prefix });
+  const queue = `${prefix}/locks/late-clean-up/`;
+  try {
+    await (await client.acquire('warm-2', { ttlMs: 10_000 })).release();
+    // The next Txn (the join) reaches etcd, but its answer is lost on the way back.
+    const txn = etcd.kv.txn;
+    let dropAnswer = true;
+    etcd.kv.txn = async (request, options) => {
+      const response = await txn(request, options);
+      if (!dropAnswer) return response;
+      dropAnswer = false;
+      throw new Error('the answer was lost on the way back');
+    };
+    const deletes: Parameters<Etcd3['kv']['deleteRange']>[0][] = [];
+    const deleteRange = etcd.kv.deleteRange.bind(etcd.kv);
+    etcd.kv.deleteRange = (request, options) => {
+      deletes.push(request);
+      return deleteRange(request, options);
+    };
+    const before = sent.length;
+    await expect(client.acquire('late-clean-up', { ttlMs: 10_000, waitMs: 2_000 })).rejects.toThrow();
+    const cleanUp = sent.slice(before + 1);
+    expect(await replay.getAll().prefix(queue).keys()).toEqual([]);
+    // The same session joins the queue again and holds the lock.
+    const lease = await client.acquire('late-clean-up', { ttlMs: 10_000, waitMs: 5_000 });
+    // The held copies of the clean-up arrive now.
+    for (const copy of cleanUp) await replay.kv.txn(copy);
+    for (const copy of deletes) await replay.kv.deleteRange(copy);
+    expect(await replay.getAll().prefix(queue).keys()).toEqual([lease.key]);
+    await lease.release();
+  } finally {
+    await client.close();
+    etcd.close();
+    replay.close();
+  }
+});
