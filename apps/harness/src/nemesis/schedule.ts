@@ -19,7 +19,8 @@ export interface ScheduleOptions {
   sessionMs?: number;
   /**
    * The least recovery phase after the final heal (`recoveryPhaseMs`: settle + liveness bound + margin),
-   * so that a lock stuck at the end is convictable; two TTLs when absent.
+   * so that a lock stuck at the end is convictable; reserved up to half the run (the run extends past
+   * its time for the rest); two TTLs when absent.
    */
   recoveryMs?: number;
 }
@@ -34,9 +35,10 @@ export interface ScheduleOptions {
 export function faultSchedule(options: ScheduleOptions): { faults: ScheduledFault[]; recoveryAtMs: number } {
   const random = seededRandom(options.seed);
   const { ttlMs, durationMs } = options;
-  const recoveryAtMs = Math.round(
-    durationMs - Math.max(durationMs * 0.2, 2 * ttlMs, options.recoveryMs ?? 0),
-  );
+  // At most half the run is reserved, so a short run still has faults: the run itself then goes on past
+  // its time until the whole recovery phase has passed after the final heal (run/fault-phase.ts).
+  const reserved = Math.min(options.recoveryMs ?? 0, durationMs / 2);
+  const recoveryAtMs = Math.round(durationMs - Math.max(durationMs * 0.2, 2 * ttlMs, reserved));
   const faults: ScheduledFault[] = [];
   // hang-at-close happens at the run's end, while the clients close, never in the middle.
   const scheduled = options.faults.filter((f) => f !== CLOSING_FAULT);
