@@ -68,7 +68,13 @@ describe('checkHistory', () => {
   it('passes a complete, clean history', async () => {
     const outcome = await checkHistory(plan, cleanHistory(), []);
     expect(outcome.verdict).toBe('ok');
-    expect(Object.keys(outcome.checkers).sort()).toEqual(['bounds', 'fences', 'inventory', 'lease', 'liveness']);
+    expect(Object.keys(outcome.checkers).sort()).toEqual([
+      'bounds',
+      'fences',
+      'inventory',
+      'lease',
+      'liveness',
+    ]);
   });
 
   it('never reports ok for an incomplete history', async () => {
