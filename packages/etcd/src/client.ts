@@ -14,7 +14,7 @@ import {
   normalizeAcquire,
 } from '@fencekit/core';
 import type { Etcd3 } from 'etcd3';
-import { type Connection, connect, type EtcdConnectionOptions } from './connection.js';
+import { type Connection, closeNow, connect, type EtcdConnectionOptions } from './connection.js';
 import { EtcdElection } from './election.js';
 import { queuePrefix } from './keys.js';
 import { EtcdLease } from './lease.js';
@@ -196,6 +196,6 @@ export class EtcdClient implements LockClient<bigint>, ElectionClient {
     // Every key lives on one of the client's sessions: one revoke each deletes them all, so close()
     // sends no release, resignation or withdrawal of its own.
     await Promise.allSettled([this.#context.sessions.close(), this.#context.campaignSessions.close()]);
-    if (this.#connection.owned) this.#connection.etcd.close();
+    if (this.#connection.owned) closeNow(this.#connection);
   }
 }

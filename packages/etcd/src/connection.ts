@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import { InvalidArgumentError } from '@fencekit/core';
 import { ExponentialBackoff, noop } from 'cockatiel';
 import { Etcd3, type IOptions } from 'etcd3';
@@ -53,6 +54,8 @@ export interface Connection {
   readonly etcd: Etcd3;
   readonly owned: boolean;
   readonly callTimeoutMs: number;
+  /** Sockets of an owned client's connections, ended by `closeNow` (unused for a caller's client). */
+  readonly sockets: SocketTracker;
 }
 
 export function connect(options: EtcdConnectionOptions): Connection {
@@ -64,7 +67,8 @@ export function connect(options: EtcdConnectionOptions): Connection {
       'a positive finite number of milliseconds',
     );
   }
-  if (options.client) return { etcd: options.client, owned: false, callTimeoutMs };
+  if (options.client)
+    return { etcd: options.client, owned: false, callTimeoutMs, sockets: new SocketTracker() };
   const hosts = typeof options.hosts === 'string' ? [options.hosts] : [...(options.hosts ?? [])];
   if (hosts.length === 0 || hosts.some((h) => typeof h !== 'string' || h.length === 0)) {
     throw new InvalidArgumentError(
@@ -105,7 +109,8 @@ export function connect(options: EtcdConnectionOptions): Connection {
   };
   if (options.credentials) config.credentials = options.credentials;
   if (options.auth) config.auth = { username: options.auth.username, password: options.auth.password };
-  return { etcd: new Etcd3(config), owned: true, callTimeoutMs };
+  const etcd = new Etcd3(config);
+  return { etcd, owned: true, callTimeoutMs, sockets: trackSockets(etcd) };
 }
 
 /** A host written with user-info: `user:password@host`, with or without a scheme. */
@@ -139,4 +144,116 @@ function assertAuthOverTls(options: EtcdConnectionOptions, urls: readonly string
       'TLS to send the password over (credentials, or https:// hosts), or allowInsecureAuth: true',
     );
   }
+}
+
+/** The parts of `etcd3`'s connection pool that `closeNow` and `trackSockets` reach into (all checked). */
+interface PoolHost {
+  cachedServices?: Record<string, { close(): void } | undefined>;
+  channelCredentials?: ChannelCredentials;
+}
+/** grpc-js's ChannelCredentials, internal side: each new connection's socket passes through `connect`. */
+interface ChannelCredentials {
+  _equals(other: unknown): boolean;
+  _createSecureConnector(...args: unknown[]): SecureConnector;
+}
+interface SecureConnector {
+  connect(socket: Socket): Promise<unknown>;
+  waitForReady(): Promise<void>;
+  getCallCredentials(): unknown;
+  destroy(): void;
+}
+
+function poolHosts(etcd: Etcd3): PoolHost[] {
+  const hosts = (etcd as unknown as { pool?: { hosts?: unknown } }).pool?.hosts;
+  return Array.isArray(hosts) ? (hosts as PoolHost[]) : [];
+}
+
+/** The sockets of one client's connections; once closed, it ends every socket it is handed. */
+export class SocketTracker {
+  readonly #open = new Set<Socket>();
+  #closed = false;
+
+  /** false (and the socket destroyed) once closed. */
+  add(socket: Socket): boolean {
+    if (this.#closed) {
+      socket.destroy();
+      return false;
+    }
+    this.#open.add(socket);
+    socket.once('close', () => this.#open.delete(socket));
+    return true;
+  }
+
+  /**
+   * Destroys every socket, now and from now on: grpc-js reconnects a subchannel whose handshake was
+   * cut until it notices its channels are gone, and a late connection must not outlive close().
+   */
+  close(): void {
+    this.#closed = true;
+    for (const socket of this.#open) socket.destroy();
+    this.#open.clear();
+  }
+}
+
+/**
+ * Records every socket the client's gRPC connections open, so `closeNow` can end them all. Each
+ * socket passes through the channel credentials' connector once connected, so the credentials are
+ * wrapped; the wrapper equals only itself, so grpc-js, which shares a connection between channels of
+ * equal target, options and credentials across the whole process, never shares one of this client's
+ * connections with another client (that one closing would cut this one's calls).
+ */
+function trackSockets(etcd: Etcd3): SocketTracker {
+  const sockets = new SocketTracker();
+  const wrapped = new Map<ChannelCredentials, ChannelCredentials>();
+  for (const host of poolHosts(etcd)) {
+    const original = host.channelCredentials;
+    if (typeof original?._createSecureConnector !== 'function' || typeof original._equals !== 'function')
+      continue;
+    let tracking = wrapped.get(original);
+    if (!tracking) {
+      const wrapper: ChannelCredentials = Object.create(original);
+      wrapper._equals = (other) => other === wrapper;
+      wrapper._createSecureConnector = (...args) => {
+        const inner = original._createSecureConnector(...args);
+        return {
+          connect(socket) {
+            if (!sockets.add(socket)) return Promise.reject(new Error('etcd client closed'));
+            return inner.connect(socket);
+          },
+          waitForReady: () => inner.waitForReady(),
+          getCallCredentials: () => inner.getCallCredentials(),
+          destroy: () => inner.destroy(),
+        };
+      };
+      tracking = wrapper;
+      wrapped.set(original, tracking);
+    }
+    host.channelCredentials = tracking;
+  }
+  return sockets;
+}
+
+/**
+ * Closes an owned `etcd3` client for good, now, leaving no socket or timer that keeps the process
+ * alive, even with a member that accepted TCP but answers nothing (SIGSTOPped). Such a connection
+ * stays CONNECTING, and two things kept a closed client's process alive until the member resumed:
+ * - `etcd3`'s `close()` (connection-pool.js, `Host.resetAllServices`) does not close a gRPC client
+ *   whose channel is CONNECTING: it waits up to a second for it to become ready first (timers);
+ * - grpc-js never aborts a connection's pending HTTP/2 handshake (transport.js `createSession`
+ *   waits for the server's SETTINGS with no deadline), neither when its channel closes nor when
+ *   `etcd3` drops a failed member's channels mid-run, so that socket lived on.
+ * So every gRPC client is closed here whatever its state, then every socket the client opened is
+ * destroyed (its last requests, the revokes, were answered or timed out before this).
+ */
+export function closeNow(connection: Connection): void {
+  for (const host of poolHosts(connection.etcd)) {
+    const cached = host.cachedServices;
+    if (typeof cached !== 'object' || cached === null) continue;
+    host.cachedServices = Object.create(null);
+    for (const service of Object.values(cached)) {
+      if (typeof service?.close === 'function') service.close();
+    }
+  }
+  connection.etcd.close();
+  connection.sockets.close();
 }
