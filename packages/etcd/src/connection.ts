@@ -148,8 +148,24 @@ function assertAuthOverTls(options: EtcdConnectionOptions, urls: readonly string
 
 /** The parts of `etcd3`'s connection pool that `closeNow` and `trackSockets` reach into (all checked). */
 interface PoolHost {
-  cachedServices?: Record<string, { close(): void } | undefined>;
+  cachedServices?: Record<string, GrpcService | undefined>;
   channelCredentials?: ChannelCredentials;
+  resetAllServices?: () => void;
+}
+interface GrpcService {
+  close(): void;
+  getChannel?(): { getConnectivityState(tryToConnect: boolean): number };
+}
+
+/** grpc-js's `connectivityState.SHUTDOWN`: the channel is closed for good. */
+const SHUTDOWN = 4;
+
+function isShutDown(service: GrpcService): boolean {
+  try {
+    return service.getChannel?.().getConnectivityState(false) === SHUTDOWN;
+  } catch {
+    return true;
+  }
 }
 /** grpc-js's ChannelCredentials, internal side: each new connection's socket passes through `connect`. */
 interface ChannelCredentials {
@@ -171,6 +187,11 @@ function poolHosts(etcd: Etcd3): PoolHost[] {
 /** The sockets of one client's connections; once closed, it ends every socket it is handed. */
 export class SocketTracker {
   readonly #open = new Set<Socket>();
+  /**
+   * gRPC clients `etcd3` dropped mid-run (`resetAllServices` after a failed call) but left open while
+   * their channel is CONNECTING (up to a second, on timers): `close()` closes them for good.
+   */
+  readonly dropped = new Set<GrpcService>();
   #closed = false;
 
   /** false (and the socket destroyed) once closed. */
@@ -190,6 +211,8 @@ export class SocketTracker {
    */
   close(): void {
     this.#closed = true;
+    for (const service of this.dropped) service.close();
+    this.dropped.clear();
     for (const socket of this.#open) socket.destroy();
     this.#open.clear();
   }
@@ -229,6 +252,17 @@ function trackSockets(etcd: Etcd3): SocketTracker {
       wrapped.set(original, tracking);
     }
     host.channelCredentials = tracking;
+    const reset = host.resetAllServices;
+    if (typeof reset === 'function') {
+      host.resetAllServices = function (this: PoolHost) {
+        // Those etcd3 has closed since are forgotten, so the set holds only ones still open.
+        for (const service of sockets.dropped) if (isShutDown(service)) sockets.dropped.delete(service);
+        for (const service of Object.values(this.cachedServices ?? {})) {
+          if (service) sockets.dropped.add(service);
+        }
+        reset.call(this);
+      };
+    }
   }
   return sockets;
 }

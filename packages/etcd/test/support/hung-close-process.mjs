@@ -21,6 +21,11 @@ const lines = createInterface({ input: process.stdin });
 await new Promise((resolve) => lines.once('line', resolve));
 lines.close();
 process.stdin.destroy();
+// Requests now, with the member stopped: each one that lands there times out and etcd3 drops that
+// member's channels and dials it again — a connection whose HTTP/2 handshake never completes.
+await Promise.allSettled(
+  clients.flatMap((c) => Array.from({ length: 4 }, () => c.etcd.get(`${prefix}/probe`).string())),
+);
 // Mid-release on some, holding on others, waiting on the rest: close() must end all of it.
 void Promise.allSettled(own.slice(0, 2).map((l) => l.release()));
 await Promise.all(clients.map((c) => c.close()));
