@@ -22,7 +22,7 @@ afterAll(async () => {
   await cluster?.close();
 });
 
-it('a process exits within 1 s of close() while a member is stopped', async () => {
+it('a process exits within 2.5 s of close() while a member is stopped', async () => {
   const script = fileURLToPath(new URL('./support/hung-close-process.mjs', import.meta.url));
   const child = spawn(process.execPath, [script, cluster.endpoints.join(','), prefix], {
     stdio: ['pipe', 'pipe', 'inherit'],
@@ -53,14 +53,17 @@ it('a process exits within 1 s of close() while a member is stopped', async () =
     child.stdin.write('close\n');
     await Promise.race([saw('closed'), exited]);
     expect(output).toContain('closed');
+    // etcd3 still arms a 1 s waitForReady deadline on channels it was connecting when close() ran (grpc-js
+    // offers no way to cancel one); those end on their own. Before the fix the process lived until the
+    // member resumed, which this test does only after the check.
     const outcome = await Promise.race([
       exited.then(() => 'exited' as const),
-      new Promise((r) => setTimeout(r, 1_000)).then(() => 'still running' as const),
+      new Promise((r) => setTimeout(r, 2_500)).then(() => 'still running' as const),
     ]);
     expect(outcome, 'something close() left behind towards the stopped member kept the process alive').toBe(
       'exited',
     );
-    expect(Date.now() - closedAt).toBeLessThan(1_200);
+    expect(Date.now() - closedAt).toBeLessThan(2_700);
   } finally {
     await cluster.faults.heal();
     child.kill('SIGKILL');
