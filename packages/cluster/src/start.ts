@@ -18,22 +18,33 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   return startLocal(resolved);
 }
 
-/** Starts with fresh ports after a port race, at most this many times in all. */
-const PORT_RACE_ATTEMPTS = 3;
+/** Starts afresh after a port race or a member that died while booting, at most this many times in all. */
+const START_ATTEMPTS = 3;
 
 /**
  * The local provider picks free ports, releases them, and the servers bind them a moment later: another
- * process can take one in between (seen with etcd while a whole test suite starts servers at once). That
- * start fails cleanly (torn down), so it is simply tried again on new ports.
+ * process can take one in between (seen with etcd while a whole test suite starts servers at once). A member
+ * can also die while booting for a reason not its own (CI saw one ZooKeeper JVM of three exit during start, once
+ * in a suite of 130 files, on a machine running many servers; it never recurred in 12 quiet starts). Either
+ * start fails cleanly (torn down), so it is tried again on new ports and a new data dir, saying why on stderr:
+ * a member that dies every time still fails the start, with its log.
  */
 async function startLocal(resolved: ReturnType<typeof resolveOptions>): Promise<Cluster> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await LocalCluster.start(resolved);
     } catch (error) {
-      const portRace =
-        error instanceof ClusterStartError && /address already in use|EADDRINUSE/i.test(error.logTail);
-      if (!portRace || attempt >= PORT_RACE_ATTEMPTS || resolved.signal?.aborted) throw error;
+      if (!isTransientStartFailure(error) || attempt >= START_ATTEMPTS || resolved.signal?.aborted)
+        throw error;
+      process.stderr.write(
+        `[@fencekit/cluster] ${resolved.topology} start attempt ${attempt} failed, trying again on fresh ports: ${error.message}\n`,
+      );
     }
   }
+}
+
+/** A port taken in between, or a member process that exited while booting (not a timeout, not an abort). */
+export function isTransientStartFailure(error: unknown): error is ClusterStartError {
+  if (!(error instanceof ClusterStartError)) return false;
+  return /address already in use|EADDRINUSE/i.test(error.logTail) || error.reason === 'the process exited';
 }
