@@ -1,3 +1,22 @@
+/**
+ * @fencekit/etcd: etcd locks and elections (the Go client's `concurrency` recipes). The errors its methods throw are
+ * `@fencekit/core`'s classes, re-exported so a user needs only this package.
+ */
+export {
+  BackendUnavailableError,
+  ClientClosedError,
+  FencekitError,
+  type FencekitErrorCode,
+  IndeterminateError,
+  InvalidArgumentError,
+  isFencekitError,
+  type Lease,
+  LockAbortedError,
+  LockLostError,
+  LockTimeoutError,
+  NotLockHolderError,
+  StaleFenceError,
+} from '@fencekit/core';
 export { EtcdClient, type EtcdClientOptions } from './client.js';
 export type { EtcdConnectionOptions } from './connection.js';
 export { EtcdElection, type EtcdLeaderInfo, EtcdLeadership } from './election.js';

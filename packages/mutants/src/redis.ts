@@ -1,10 +1,10 @@
-import { LockNode, type ResourceKeys } from '@fencekit/redis';
+import { LockNode, type ResourceKeys } from '@fencekit/redis/internal';
 import { patchMethod } from './internals.js';
 import { withValidity } from './lease-view.js';
 import type { Mutant } from './mutant.js';
 
 /**
- * Single-Redis mutants. `LockNode` (the scripts on one connection) is exported by @fencekit/redis,
+ * Single-Redis mutants. `LockNode` (the scripts on one connection) is exported by @fencekit/redis/internal (not public API),
  * so these patch its prototype: every client in the process sends the mutated commands.
  */
 

@@ -1,5 +1,5 @@
-import type { LockNode } from '@fencekit/redis';
-import { WakeSubscriber } from '@fencekit/redis';
+import type { LockNode } from '@fencekit/redis/internal';
+import { WakeSubscriber } from '@fencekit/redis/internal';
 import { RedlockClient } from '@fencekit/redlock';
 import { adapterModule, patchMethod } from './internals.js';
 import { withValidity } from './lease-view.js';

@@ -1,25 +1,25 @@
+/**
+ * @fencekit/redis: fenced, fair locks on one Redis. The public API: the client, its options, the bounds
+ * it keeps, and the errors its methods throw (the same classes as `@fencekit/core`'s, re-exported so a
+ * user needs only this package). `@fencekit/redis/internal` holds the building blocks @fencekit/redlock
+ * and the test tooling share; it is not public API and may change in any release.
+ */
+export {
+  BackendUnavailableError,
+  ClientClosedError,
+  FencekitError,
+  type FencekitErrorCode,
+  IndeterminateError,
+  InvalidArgumentError,
+  isFencekitError,
+  type Lease,
+  LockAbortedError,
+  LockLostError,
+  LockTimeoutError,
+  NotLockHolderError,
+  StaleFenceError,
+} from '@fencekit/core';
 export { CANCEL_TIMEOUT_MS, CLOSE_BOUND_MS } from './bounds.js';
 export { RedisLockClient, type RedisLockClientOptions } from './client.js';
-export {
-  closeConnection,
-  DEFAULT_COMMAND_TIMEOUT_MS,
-  duplicateConnection,
-  type OpenedConnection,
-  openConnection,
-  QUIT_TIMEOUT_MS,
-  type RedisConnection,
-} from './connection.js';
-export { lastConnectionError, neverConnectedReason, trackConnectionState } from './connection-state.js';
-export { classifyFailure, didNotTakeEffect, errorMessage } from './failures.js';
-export { DEFAULT_KEY_PREFIX, type ResourceKeys, resourceKeys, wakeChannel } from './keys.js';
-export {
-  type AttemptReply,
-  type AttemptRequest,
-  LockNode,
-  type ReleaseReply,
-  type Requeue,
-} from './node.js';
-export { newOwnerToken } from './owner.js';
-export { CommandDeadlines, callScript, LuaScript } from './script-call.js';
-export { type AttemptOutcome, STOP_GRACE_MS, Waiter, type WaitPlan, waitForGrant } from './waiter.js';
-export { WakeSubscriber } from './wake.js';
+export { DEFAULT_COMMAND_TIMEOUT_MS, type RedisConnection } from './connection.js';
+export { DEFAULT_KEY_PREFIX } from './keys.js';

@@ -1,4 +1,4 @@
-import { CommandDeadlines } from '@fencekit/redis';
+import { CommandDeadlines } from '@fencekit/redis/internal';
 import { Command } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 

@@ -1,4 +1,4 @@
-import { neverConnectedReason, trackConnectionState } from '@fencekit/redis';
+import { neverConnectedReason, trackConnectionState } from '@fencekit/redis/internal';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type AttemptRequest, LockNode, resourceKeys } from '@fencekit/redis';
+import { type AttemptRequest, LockNode, resourceKeys } from '@fencekit/redis/internal';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisEndpoint } from './support/endpoint.js';

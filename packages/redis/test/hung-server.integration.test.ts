@@ -7,7 +7,7 @@ import {
   QUIT_TIMEOUT_MS,
   RedisLockClient,
   STOP_GRACE_MS,
-} from '@fencekit/redis';
+} from '@fencekit/redis/internal';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { handlesGrownSince, handlesNow } from './support/handles.js';
 import { watchOpenResources } from './support/open-resources.js';

@@ -1,4 +1,4 @@
-import { DEFAULT_KEY_PREFIX, resourceKeys, wakeChannel } from '@fencekit/redis';
+import { DEFAULT_KEY_PREFIX, resourceKeys, wakeChannel } from '@fencekit/redis/internal';
 import { describe, expect, it } from 'vitest';
 
 describe('resourceKeys', () => {

@@ -1,5 +1,5 @@
 import { LockAbortedError, LockTimeoutError, monotonicNow } from '@fencekit/core';
-import { Waiter, waitForGrant } from '@fencekit/redis';
+import { Waiter, waitForGrant } from '@fencekit/redis/internal';
 import { describe, expect, it } from 'vitest';
 
 function plan(overrides: Partial<Parameters<typeof waitForGrant<string>>[0]> = {}) {

@@ -1,4 +1,4 @@
-import { QUIT_TIMEOUT_MS, STOP_GRACE_MS } from '@fencekit/redis';
+import { QUIT_TIMEOUT_MS, STOP_GRACE_MS } from '@fencekit/redis/internal';
 
 /**
  * The time bounds Redlock documents (README, "Bounds"), in one place so the constants the client

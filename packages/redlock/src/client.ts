@@ -6,6 +6,7 @@ import {
   assertSignal,
   assertTtlMs,
   ClientLifecycle,
+  fullJitterDelay,
   InvalidArgumentError,
   LockAbortedError,
   type LockCapabilities,
@@ -35,11 +36,11 @@ import {
   WakeSubscriber,
   waitForGrant,
   wakeChannel,
-} from '@fencekit/redis';
+} from '@fencekit/redis/internal';
 import { RELEASE_STRAGGLERS_MS } from './bounds.js';
 import { Quorum } from './quorum.js';
 import { QuorumWake } from './quorum-wake.js';
-import { driftFor, fullJitter } from './timing.js';
+import { driftFor } from './timing.js';
 
 export interface RedlockClientOptions {
   /** The independent masters: ioredis instances (left open by `close()`), options or URLs. */
@@ -288,7 +289,11 @@ export class RedlockClient implements LockClient<undefined> {
           }
           failures += 1;
           return {
-            retryMs: fullJitter(failures, this.#retryBaseMs, this.#retryMaxMs),
+            // Core's full jitter; a cap below the base caps every delay (a base above it changes nothing).
+            retryMs: fullJitterDelay(failures, {
+              baseMs: Math.min(this.#retryBaseMs, this.#retryMaxMs),
+              capMs: this.#retryMaxMs,
+            }),
             error: result.error,
           };
         },

@@ -1,5 +1,5 @@
 import type { NodeOutcome } from '@fencekit/core';
-import { errorMessage, type LockNode, lastConnectionError } from '@fencekit/redis';
+import { errorMessage, type LockNode, lastConnectionError } from '@fencekit/redis/internal';
 
 /** What one node did with one request sent to all of them. */
 export type NodeResult<T> =

@@ -1,4 +1,4 @@
-import type { Waiter } from '@fencekit/redis';
+import type { Waiter } from '@fencekit/redis/internal';
 
 /**
  * Turns per-node wake-ups into one. A release reaches the nodes at slightly different moments, and

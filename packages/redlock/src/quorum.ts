@@ -1,5 +1,5 @@
 import { LockLostError, monotonicNow, NotLockHolderError, QuorumError, settleWithin } from '@fencekit/core';
-import type { AttemptReply, LockNode, ResourceKeys } from '@fencekit/redis';
+import type { AttemptReply, LockNode, ResourceKeys } from '@fencekit/redis/internal';
 import { CANCEL_TIMEOUT_MS, RELEASE_TIMEOUT_MS } from './bounds.js';
 import { fanOut, type NodeResult, outcomesOf } from './fan-out.js';
 import { defaultNodeTimeout } from './timing.js';

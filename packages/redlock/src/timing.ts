@@ -12,14 +12,6 @@ export function driftFor(factor: number, constantMs: number): (ttlMs: number) =>
   return (ttlMs) => ttlMs * factor + constantMs;
 }
 
-/**
- * "Full jitter" backoff: a random delay in [0, min(cap, base × 2^attempt)], so clients that failed
- * together (a split vote, unreachable nodes) do not retry in lockstep.
- */
-export function fullJitter(attempt: number, baseMs: number, capMs: number): number {
-  return Math.random() * Math.min(capMs, baseMs * 2 ** Math.min(attempt, 30));
-}
-
 /** Default per-node timeout: a twentieth of the TTL, within [5, 100] ms. */
 export function defaultNodeTimeout(ttlMs: number): number {
   return Math.max(5, Math.min(100, ttlMs / 20));

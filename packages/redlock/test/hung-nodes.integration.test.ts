@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Cluster, type ClusterNode, startCluster } from '@fencekit/cluster';
 import { ClientClosedError, type ManagedLease, monotonicNow } from '@fencekit/core';
-import { QUIT_TIMEOUT_MS } from '@fencekit/redis';
+import { QUIT_TIMEOUT_MS } from '@fencekit/redis/internal';
 import { RedlockClient } from '@fencekit/redlock';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

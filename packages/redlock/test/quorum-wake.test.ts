@@ -1,4 +1,4 @@
-import { Waiter } from '@fencekit/redis';
+import { Waiter } from '@fencekit/redis/internal';
 import { describe, expect, it } from 'vitest';
 import { QuorumWake } from '../src/quorum-wake.js';
 

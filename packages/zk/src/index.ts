@@ -1,3 +1,22 @@
+/**
+ * @fencekit/zk: ZooKeeper locks and elections (Curator's recipes). The errors its methods throw are
+ * `@fencekit/core`'s classes, re-exported so a user needs only this package.
+ */
+export {
+  BackendUnavailableError,
+  ClientClosedError,
+  FencekitError,
+  type FencekitErrorCode,
+  IndeterminateError,
+  InvalidArgumentError,
+  isFencekitError,
+  type Lease,
+  LockAbortedError,
+  LockLostError,
+  LockTimeoutError,
+  NotLockHolderError,
+  StaleFenceError,
+} from '@fencekit/core';
 export {
   type ConnectOptions,
   createSession,
