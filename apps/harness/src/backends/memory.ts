@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { observeLocalServer } from '../nemesis/client-probes.js';
 import { exited, forkReady } from '../run/child.js';
 import { RemoteLockClient } from './remote-lock.js';
 import { type BackendFactory, type Deployment, type FaultDriver, UnsupportedFaultError } from './types.js';
@@ -24,6 +25,8 @@ export const memoryBackend: BackendFactory = {
     const socketPath = join(dir, 'locks.sock');
     const start = () => forkReady('backends/memory-server.js', [socketPath], undefined, 10_000);
     let server: ChildProcess | undefined = await start();
+    // The server process started last (kept after a kill), for the independent probes.
+    let lastPid = server.pid;
     let paused = false;
     const unsupported = (fault: string) => async () => {
       throw new UnsupportedFaultError(fault, 'memory');
@@ -46,7 +49,10 @@ export const memoryBackend: BackendFactory = {
         rmSync(socketPath, { force: true });
       },
       async restart() {
-        if (!server) server = await start();
+        if (!server) {
+          server = await start();
+          lastPid = server.pid;
+        }
       },
       partition: unsupported('partition'),
       cutClients: unsupported('cut-clients'),
@@ -57,6 +63,9 @@ export const memoryBackend: BackendFactory = {
         if (paused) await faults.resume('n1');
         if (!server) await faults.restart('n1');
       },
+      // /proc and the server's socket, never the flags above (#20).
+      observe: (query) =>
+        observeLocalServer(query, () => ({ current: server?.pid, last: lastPid }), socketPath),
     };
     return {
       backend: 'memory',

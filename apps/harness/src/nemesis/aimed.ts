@@ -1,6 +1,7 @@
 import { nowNs } from '../history/clock.js';
 import type { UnindexedEvent } from '../history/event.js';
 import { sleep } from '../workloads/util.js';
+import { clientLinks, endpointPorts, observeClientStop, observeLinksReset } from './client-probes.js';
 import {
   aimedStart,
   type ClientHandle,
@@ -9,6 +10,7 @@ import {
   nemesisOp,
 } from './context.js';
 import type { AimedFault } from './faults.js';
+import { observePhase } from './observation.js';
 import { pick } from './random.js';
 
 /**
@@ -86,6 +88,8 @@ async function stallHolder(context: NemesisContext, waitMs: number): Promise<Fau
   }
   const stalled = holder;
   context.progress(`nemesis: stalled holder ${stalled.index} (session ${sessionMs} ms)`);
+  // Independent probe (#20): /proc shows the holder stopped during the stall, and running after it.
+  const stopped = observeClientStop(stalled.pid, 'started', minStallMs, context.startedAt);
   let other: { event: UnindexedEvent; client: ClientHandle } | undefined;
   try {
     const next = context.nextEvent(
@@ -115,7 +119,11 @@ async function stallHolder(context: NemesisContext, waitMs: number): Promise<Fau
     { fault: 'stall-holder', client: stalled.index, ...evidence },
     async () => undefined,
   );
-  return { fault: 'stall-holder', target: { client: stalled.index }, applied: true, evidence };
+  const observed = {
+    started: await stopped,
+    healed: await observeClientStop(stalled.pid, 'healed', 2_000, context.startedAt),
+  };
+  return { fault: 'stall-holder', target: { client: stalled.index }, applied: true, evidence, observed };
 }
 
 /**
@@ -168,6 +176,9 @@ async function flicker(
   );
   if (!started.ok) return { fault: 'flicker', target: { node }, applied: false, error: started.error };
   context.progress(`nemesis: flicker: ${node} killed on a ${started.result.trigger}`);
+  // Independent probe (#20): the member is seen down before its restart, and serving after it.
+  const { deployment, startedAt } = context;
+  const down = observePhase(deployment, 'flicker', { node }, 'started', downMs, startedAt);
   // Held through an abort only as long as it takes to restart: never leave a server down.
   await sleep(downMs - ms(nowNs() - killedAt), context.signal);
   let outageMs = 0;
@@ -177,7 +188,12 @@ async function flicker(
     return { outageMs, sessionMs: context.sessionMs, withinSession: outageMs < context.sessionMs };
   });
   const evidence = { ...started.result, outageMs, withinSession: outageMs < context.sessionMs };
-  return { fault: 'flicker', target: { node, client: started.result.client }, applied: true, evidence };
+  const observed = {
+    started: await down,
+    healed: await observePhase(deployment, 'flicker', { node }, 'healed', 5_000, startedAt),
+  };
+  const target = { node, client: started.result.client };
+  return { fault: 'flicker', target, applied: true, evidence, observed };
 }
 
 /**
@@ -191,12 +207,22 @@ async function suspend(context: NemesisContext, waitMs: number): Promise<FaultWi
   const { faults, nodes } = context.deployment;
   const outageMs = Math.max(50, Math.round(context.sessionMs / 2));
   let suspendedAt = 0;
+  let ports = new Set<number>();
+  let before: Map<number, Set<string>> | undefined;
   const started = await aimedStart(
     context,
     { fault: 'suspend', nodes: [...nodes] },
     () => context.nextWindow(waitMs, context.signal),
     `no client reached its window within ${waitMs} ms`,
     async (holder) => {
+      // The clients' links to the servers as the reset begins: each must be seen cut (one /proc read each).
+      if (context.clients) {
+        ports = endpointPorts(context.deployment.endpoints);
+        before = clientLinks(
+          context.clients.map((c) => c.pid),
+          ports,
+        );
+      }
       suspendedAt = nowNs();
       for (const node of nodes) await faults.toxic(node, { type: 'reset_peer' });
       return { client: holder.index, process: holder.process, outageMs, sessionMs: context.sessionMs };
@@ -204,11 +230,25 @@ async function suspend(context: NemesisContext, waitMs: number): Promise<FaultWi
   );
   if (!started.ok) return { fault: 'suspend', target: {}, applied: false, error: started.error };
   context.progress(`nemesis: suspend: client links reset for ${outageMs} ms`);
+  // Independent probe (#20): the links open at the reset are gone and a new request through each proxy fails;
+  // after the heal, requests through each proxy are answered again.
+  const probe = (phase: 'started' | 'healed', timeoutMs: number) =>
+    observeLinksReset(
+      faults.observe?.bind(faults),
+      nodes,
+      before,
+      ports,
+      phase,
+      timeoutMs,
+      context.startedAt,
+    );
+  const cut = probe('started', outageMs);
   await sleep(outageMs - ms(nowNs() - suspendedAt), context.signal);
   const evidence = { ...started.result };
   await nemesisOp(context, 'stop', { fault: 'suspend', nodes: [...nodes] }, async () => {
     await faults.heal();
     return { suspendedMs: ms(nowNs() - suspendedAt) };
   });
-  return { fault: 'suspend', target: { client: started.result.client }, applied: true, evidence };
+  const observed = { started: await cut, healed: await probe('healed', 5_000) };
+  return { fault: 'suspend', target: { client: started.result.client }, applied: true, evidence, observed };
 }

@@ -22,6 +22,8 @@ export interface ClientHandle {
    * taken under its faults from an older one.
    */
   readonly grant: GrantSeen | undefined;
+  /** The client's OS process id, for the independent probes of faults on it (/proc); absent in scripted tests. */
+  readonly pid?: number | undefined;
   pause(): void;
   resume(): void;
 }
@@ -59,6 +61,8 @@ export interface NemesisContext {
   readonly signal: AbortSignal;
   /** Start of the run, on `performance.now()`. */
   readonly startedAt: number;
+  /** Every client of the run, for probes that read their processes (absent in scripted tests). */
+  readonly clients?: readonly ClientHandle[];
   /** Faults started so far, for progress lines. */
   applied: number;
 }
@@ -70,7 +74,7 @@ export interface FaultWindowSummary {
   error?: string;
   /** What a scripted scenario observed (who was granted when), for the report. */
   evidence?: Record<string, unknown>;
-  /** What the independent probes saw of the fault's effect, and when (scheduled server faults). */
+  /** What the independent probes saw of the fault's effect, and when (every fault that was applied). */
   observed?: FaultObservation;
 }
 

@@ -4,6 +4,7 @@ import type { UnindexedEvent } from '../history/event.js';
 import { sleep } from '../workloads/util.js';
 import { aimedNode } from './aimed.js';
 import { type ClientHandle, type FaultWindowSummary, type NemesisContext, nemesisOp } from './context.js';
+import { observePhase } from './observation.js';
 
 /** A server hung while the clients close: started before they are told to stop, healed after. */
 export interface HangAtClose {
@@ -65,6 +66,9 @@ export async function hangAtClose(
   if (!started.ok) return { fault: 'hang-at-close', target: { node }, applied: false, error: started.error };
   const pausedAt = nowNs();
   const msSincePause = (ns: number) => Math.round((ns - pausedAt) / 1e6);
+  // Independent probe (#20): the node is seen stopped while the clients close, and running after the heal.
+  const { deployment, startedAt } = context;
+  const stopped = observePhase(deployment, 'hang-at-close', { node }, 'started', leadMs, startedAt);
   context.progress(`nemesis: hang-at-close: ${node} stopped; clients close in ${leadMs} ms`);
   // The clients keep working against the hung node for a moment: their requests to it now hang.
   await sleep(leadMs, context.signal);
@@ -115,6 +119,7 @@ export async function hangAtClose(
         `nemesis: hang-at-close: ${closed} of ${exits.length} clients exited before ${node} resumed`,
       );
       await nemesisOp(context, 'stop', { fault: 'hang-at-close', ...evidence }, () => faults.resume(node));
+      const resumed = observePhase(deployment, 'hang-at-close', { node }, 'healed', 5_000, startedAt);
       // A client whose close settled just now still gets its grace to exit; and whoever is still running
       // gets that long after the heal too, so the evidence says when a leaking process let go (if it did).
       await Promise.race([Promise.all(exited), sleep(CLOSE_EXIT_GRACE_MS, signal)]);
@@ -136,7 +141,14 @@ export async function hangAtClose(
           `nemesis: hang-at-close: ${leaks.length} client(s) outlived their close() by more than ${CLOSE_EXIT_GRACE_MS} ms`,
         );
       }
-      return { fault: 'hang-at-close', target: { node }, applied: true, evidence: { ...evidence, leaks } };
+      const observed = { started: await stopped, healed: await resumed };
+      return {
+        fault: 'hang-at-close',
+        target: { node },
+        applied: true,
+        evidence: { ...evidence, leaks },
+        observed,
+      };
     },
   };
 }

@@ -1,5 +1,6 @@
 import { sleep } from '../workloads/util.js';
 import { runAimedFault } from './aimed.js';
+import { observeClientStop } from './client-probes.js';
 import {
   aimedStart,
   type ClientHandle,
@@ -46,12 +47,18 @@ export async function pauseClient(
   if (!client) return { fault: 'pause-client', target: {}, applied: false };
   const paused = client;
   context.progress(`nemesis: paused client ${paused.index} for ${durationMs} ms`);
+  // Independent probe (#20): /proc shows the client stopped while it is held, and running after it resumed.
+  const stopped = observeClientStop(paused.pid, 'started', durationMs, context.startedAt);
   // Held even through an abort, so the client is never left frozen: the stop below always runs.
   await sleep(durationMs, context.signal);
   await nemesisOp(context, 'stop', { fault: 'pause-client', client: paused.index }, async () =>
     paused.resume(),
   );
-  return { fault: 'pause-client', target: { client: paused.index }, applied: true };
+  const observed = {
+    started: await stopped,
+    healed: await observeClientStop(paused.pid, 'healed', 2_000, context.startedAt),
+  };
+  return { fault: 'pause-client', target: { client: paused.index }, applied: true, observed };
 }
 
 /** Runs a seeded schedule to its end (or until aborted); every started fault is healed. */
@@ -100,7 +107,7 @@ export async function runSchedule(
     const gone = stopped.ok
       ? await observePhase(deployment, fault, started.result, 'healed', healMs, startedAt)
       : undefined;
-    if (shown) summary.observed = { started: shown, ...(gone ? { healed: gone } : {}) };
+    summary.observed = { started: shown, ...(gone ? { healed: gone } : {}) };
   }
   return applied;
 }

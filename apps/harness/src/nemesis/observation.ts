@@ -26,11 +26,15 @@ const EFFECT_OF: Readonly<Record<string, ObservableFault>> = {
   'clock-jump': 'clock',
   'clock-drift': 'clock',
   latency: 'latency',
+  // The aimed server faults: flicker kills and restarts a node, hang-at-close stops one while the clients close.
+  flicker: 'kill',
+  'hang-at-close': 'pause',
 };
 
 /**
  * Runs the fault's probe for one phase, bounded by `timeoutMs`, and stamps when it saw what it saw. `startedAt` is
- * the run's start on performance.now(). A probe that fails is recorded as not seen, with the reason.
+ * the run's start on performance.now(). A probe that fails is recorded as not seen, with the reason; so is a fault
+ * that has no probe (or a deployment without probes): applied but not observed, which keeps the run from `ok`.
  */
 export async function observePhase(
   deployment: Deployment,
@@ -39,10 +43,13 @@ export async function observePhase(
   phase: EffectQuery['phase'],
   timeoutMs: number,
   startedAt: number,
-): Promise<ObservedPhase | undefined> {
-  const effect = EFFECT_OF[fault];
-  if (effect === undefined || !deployment.faults.observe) return undefined;
+): Promise<ObservedPhase> {
+  const effect = Object.hasOwn(EFFECT_OF, fault) ? EFFECT_OF[fault] : undefined;
   const called = performance.now();
+  if (effect === undefined || !deployment.faults.observe) {
+    const why = effect === undefined ? `no independent probe for ${fault}` : 'this deployment has no probes';
+    return { seen: false, detail: why, atMs: Math.round(called - startedAt) };
+  }
   const query: EffectQuery = {
     fault: effect,
     phase,
@@ -74,7 +81,11 @@ export function unconfirmedFaults(
   const problems: string[] = [];
   for (const f of faults) {
     if (!f.applied || !f.observed) continue; // not applied, or recorded before faults were probed
-    const where = f.target.node ? ` on ${f.target.node}` : '';
+    const where = f.target.node
+      ? ` on ${f.target.node}`
+      : f.target.client === undefined
+        ? ''
+        : ` on client ${f.target.client}`;
     const { started, healed } = f.observed;
     if (!started?.seen) {
       problems.push(

@@ -43,6 +43,7 @@ export async function runClientsUnderFaults(run: Run, processes: RunProcesses): 
     record: (event: UnindexedEvent) => collector.addLocal(event),
     progress: (line) => say(run, line),
     applied: 0,
+    clients: processes.handles,
     nextWindow: (timeoutMs, signal, wait) => processes.windows.next(timeoutMs, signal, wait),
     nextEvent: (accept, timeoutMs, signal) => processes.events.next(accept, timeoutMs, signal),
   };

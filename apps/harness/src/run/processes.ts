@@ -104,6 +104,9 @@ async function startClient(
     get grant() {
       return grants.last;
     },
+    get pid() {
+      return child?.pid;
+    },
     pause: () => child?.kill('SIGSTOP'),
     resume: () => child?.kill('SIGCONT'),
   };

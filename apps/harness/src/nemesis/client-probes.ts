@@ -1,0 +1,252 @@
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import type { EffectQuery, Observation } from '@fencekit/cluster';
+import { sleep } from '../workloads/util.js';
+import type { ObservedPhase } from './observation.js';
+
+/*
+ * Independent probes of the faults the harness applies itself (#20): a client process stopped and continued
+ * (pause-client, stall-holder), the client links reset (suspend), and the memory backend's own server process
+ * (pause-server, kill, flicker, hang-at-close). Each reads the operating system's view (/proc process state,
+ * the clients' TCP sockets, a connection to the server's socket), never the fault's own bookkeeping: that a
+ * kill() returned says nothing about the process.
+ */
+
+/** One reading: is the fault's effect there, and what was read. */
+interface Look {
+  effect: boolean;
+  detail: string;
+}
+
+/** The state letter of `pid` from /proc/<pid>/stat (R, S, D, T, t, Z…), or undefined when there is none. */
+export function processState(pid: number | undefined): string | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const at = stat.lastIndexOf(')');
+    return stat.slice(at + 2, at + 3) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const stoppedState = (state: string | undefined) => state === 'T' || state === 't';
+
+/**
+ * Reads `look` every `intervalMs` until it shows the phase's state (the effect after a start, its absence after
+ * a heal) or `timeoutMs` passes; `atMs` is when the reading that decided it was taken, from `startedAt`
+ * (performance.now() of the run's start).
+ */
+export async function pollPhase(
+  look: () => Look | Promise<Look>,
+  phase: EffectQuery['phase'],
+  timeoutMs: number,
+  startedAt: number,
+  intervalMs = 20,
+): Promise<ObservedPhase> {
+  const wanted = phase === 'started';
+  const called = performance.now();
+  for (;;) {
+    const at = performance.now();
+    const seen = await Promise.resolve()
+      .then(look)
+      .catch((error: Error) => ({ effect: !wanted, detail: `probe failed: ${error.message}` }));
+    if (seen.effect === wanted) return { seen: true, detail: seen.detail, atMs: Math.round(at - startedAt) };
+    const spent = performance.now() - called;
+    if (spent >= timeoutMs) return { seen: false, detail: seen.detail, atMs: Math.round(at - startedAt) };
+    await sleep(Math.min(intervalMs, timeoutMs - spent));
+  }
+}
+
+/**
+ * A client process stopped (SIGSTOP): started when /proc shows it in state T, healed when it is not (or has
+ * exited). Without a process id nothing can be read, which is recorded as not seen.
+ */
+export function observeClientStop(
+  pid: number | undefined,
+  phase: EffectQuery['phase'],
+  timeoutMs: number,
+  startedAt: number,
+): Promise<ObservedPhase> {
+  if (pid === undefined) {
+    return Promise.resolve({
+      seen: false,
+      detail: 'no client process id to probe',
+      atMs: Math.round(performance.now() - startedAt),
+    });
+  }
+  return pollPhase(
+    () => {
+      const state = processState(pid);
+      return {
+        effect: stoppedState(state),
+        detail: `client process ${pid} ${state === undefined ? 'gone' : `state ${state}`}`,
+      };
+    },
+    phase,
+    timeoutMs,
+    startedAt,
+  );
+}
+
+/** The inodes of the TCP connections `pid` has open to any of `ports` (established), from its /proc view. */
+export function tcpConnections(pid: number, ports: ReadonlySet<number>): Set<string> {
+  const sockets = new Set<string>();
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return new Set();
+  }
+  for (const fd of fds) {
+    try {
+      const link = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      if (link.startsWith('socket:[')) sockets.add(link.slice(8, -1));
+    } catch {
+      // closed meanwhile
+    }
+  }
+  const found = new Set<string>();
+  for (const table of ['tcp', 'tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${pid}/net/${table}`, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields.length < 10) continue;
+      const remote = fields[2]!;
+      const port = Number.parseInt(remote.slice(remote.lastIndexOf(':') + 1), 16);
+      // 01: ESTABLISHED
+      if (fields[3] === '01' && ports.has(port) && sockets.has(fields[9]!)) found.add(fields[9]!);
+    }
+  }
+  return found;
+}
+
+/** The ports of client-facing endpoints ('host:port'); a socket path has none. */
+export function endpointPorts(endpoints: readonly string[]): Set<number> {
+  const ports = new Set<number>();
+  for (const endpoint of endpoints) {
+    const port = Number(endpoint.slice(endpoint.lastIndexOf(':') + 1));
+    if (Number.isInteger(port) && port > 0) ports.add(port);
+  }
+  return ports;
+}
+
+/** Every client's connections to the servers, by process id: what a reset must cut. */
+export function clientLinks(
+  pids: readonly (number | undefined)[],
+  ports: ReadonlySet<number>,
+): Map<number, Set<string>> {
+  const links = new Map<number, Set<string>>();
+  for (const pid of pids) if (pid !== undefined) links.set(pid, tcpConnections(pid, ports));
+  return links;
+}
+
+/**
+ * The clients' links reset (suspend): started when none of the connections the clients had open at the reset
+ * (`before`) is still established, and a new request through each node's proxy gets no answer (the cluster's
+ * own `cutClients` probe); healed when a request through each proxy is answered again.
+ */
+export async function observeLinksReset(
+  observe: ((query: EffectQuery) => Promise<Observation>) | undefined,
+  nodes: readonly string[],
+  before: ReadonlyMap<number, ReadonlySet<string>> | undefined,
+  ports: ReadonlySet<number>,
+  phase: EffectQuery['phase'],
+  timeoutMs: number,
+  startedAt: number,
+): Promise<ObservedPhase> {
+  const called = performance.now();
+  const bound = Math.max(500, Math.round(timeoutMs));
+  const perNode = nodes.map(async (node): Promise<ObservedPhase> => {
+    if (!observe) return { seen: false, detail: 'no probe on this deployment', atMs: 0 };
+    const o = await observe({ fault: 'cutClients', node, phase, timeoutMs: bound }).catch((error: Error) => ({
+      seen: false,
+      detail: `probe failed: ${error.message}`,
+      afterMs: 0,
+    }));
+    return { seen: o.seen, detail: `${node}: ${o.detail}`, atMs: Math.round(called + o.afterMs - startedAt) };
+  });
+  const links =
+    phase === 'started' && before
+      ? pollPhase(
+          () => {
+            const open = [...before].reduce((n, [pid, inodes]) => {
+              const now = tcpConnections(pid, ports);
+              return n + [...inodes].filter((inode) => now.has(inode)).length;
+            }, 0);
+            const had = [...before.values()].reduce((n, s) => n + s.size, 0);
+            return {
+              effect: open === 0,
+              detail:
+                had === 0
+                  ? 'no client connection to the servers was open at the reset'
+                  : `${had - open} of the ${had} client connections open at the reset are gone`,
+            };
+          },
+          phase,
+          bound,
+          startedAt,
+        )
+      : undefined;
+  const phases = [...(await Promise.all(perNode)), ...(links ? [await links] : [])];
+  return {
+    seen: phases.length > 0 && phases.every((p) => p.seen),
+    detail: phases.map((p) => p.detail).join('; '),
+    atMs: Math.max(...phases.map((p) => p.atMs)),
+  };
+}
+
+/** Whether a connection to a Unix socket (or host:port) is accepted within `timeoutMs`. */
+function connects(path: string, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection(path);
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(ok);
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+/**
+ * The memory backend's server process (one node, a Unix socket): `pause` is /proc state T; `kill` is the
+ * process killed last gone (or a zombie) and the socket refusing connections, healed when a live process
+ * accepts them again. `pids()` gives the process running now and the one started before it.
+ */
+export async function observeLocalServer(
+  query: EffectQuery,
+  pids: () => { current: number | undefined; last: number | undefined },
+  socketPath: string,
+): Promise<Observation> {
+  const started = performance.now();
+  const timeoutMs = query.timeoutMs ?? 5_000;
+  const look = async (): Promise<Look> => {
+    const { current, last } = pids();
+    if (query.fault === 'pause') {
+      const state = processState(current ?? last);
+      return {
+        effect: stoppedState(state),
+        detail: `server process ${state === undefined ? 'gone' : `state ${state}`}`,
+      };
+    }
+    if (query.fault !== 'kill')
+      return { effect: query.phase !== 'started', detail: `no probe for ${query.fault}` };
+    const state = processState(query.phase === 'started' ? last : (current ?? last));
+    const alive = state !== undefined && state !== 'Z';
+    const serves = alive && (await connects(socketPath, 500));
+    return {
+      effect: !serves,
+      detail: `server process ${state === undefined ? 'gone' : `state ${state}`}, ${serves ? 'accepts connections' : 'does not accept connections'}`,
+    };
+  };
+  const seen = await pollPhase(look, query.phase, timeoutMs, started, 50);
+  return { seen: seen.seen, detail: seen.detail, afterMs: seen.atMs };
+}
