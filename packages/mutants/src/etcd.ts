@@ -99,7 +99,9 @@ export const etcdNoRecheckAfterGrant: Mutant = {
   backend: 'etcd',
   breaks:
     'a waiter woken at the head checks, in the same read, that its own key still exists (Jepsen’s etcd 3.4.3 finding): here a vanished key reads as present, so a waiter whose key is gone takes the lock beside the true head',
-  exposure: { workload: 'inventory', faults: ['stall-holder', 'isolate'], fencing: true },
+  // A waiter's key deleted behind its live session (Jepsen's etcd 3.4.3 finding): the mutant's waiter
+  // takes the lock at the head's release beside the waiter that was behind it.
+  exposure: { workload: 'inventory', faults: ['delete-waiter-key'], fencing: true },
   checkers: ['lease'],
   async install() {
     return {

@@ -22,6 +22,7 @@ export const etcdBackend = clusterBackend({
     'stall-holder',
     'flicker',
     'suspend',
+    'delete-waiter-key',
     'hang-at-close',
   ],
   defaultTtlMs: 1_000,

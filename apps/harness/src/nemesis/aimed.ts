@@ -9,6 +9,7 @@ import {
   type NemesisContext,
   nemesisOp,
 } from './context.js';
+import { deleteWaiterKey } from './delete-waiter.js';
 import type { AimedFault } from './faults.js';
 import { observePhase } from './observation.js';
 import { pick } from './random.js';
@@ -36,6 +37,8 @@ export function runAimedFault(
       return flicker(context, random, waitMs);
     case 'suspend':
       return suspend(context, waitMs);
+    case 'delete-waiter-key':
+      return deleteWaiterKey(context, waitMs);
   }
 }
 

@@ -42,6 +42,8 @@ export interface NemesisContext {
    */
   readonly sessionMs: number;
   readonly seed: number;
+  /** The prefix of the run's keys on the servers (the clients' namespace); faults that touch keys need it. */
+  readonly namespace?: string;
   /**
    * The next client to open its vulnerable window (between check and write) that `accept` takes (any,
    * without it), or undefined after `timeoutMs`. With `pause`, the client is stopped in the message

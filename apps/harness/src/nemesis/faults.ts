@@ -22,6 +22,8 @@ export const FAULTS = {
     'kill -9 the leader (or one server) the moment a client invokes a release or an extend, restart it a quarter of a session later: the request meets the outage, the session outlives it',
   suspend:
     'reset every client connection, while a client holds, for half the session: a suspended connection that comes back with the session alive',
+  'delete-waiter-key':
+    "etcd: delete the key of the waiter right behind a queue's head through a separate admin client, leaving its session alive, as etcd 3.4.3 lost a waiter's key under Jepsen: the waiter must queue again, not take the lock beside the true next one",
   'hang-at-close':
     'SIGSTOP the leader (or one server) while the clients close at the end of the run; SIGCONT once they have closed, or after a bound',
 } as const;
@@ -30,7 +32,7 @@ export type FaultName = keyof typeof FAULTS;
 export const FAULT_NAMES = Object.keys(FAULTS) as FaultName[];
 
 /** Faults aimed at the lease promise: each acts on what the clients do (see aimed.ts). */
-export const AIMED_FAULTS = ['stall-holder', 'flicker', 'suspend'] as const;
+export const AIMED_FAULTS = ['stall-holder', 'flicker', 'suspend', 'delete-waiter-key'] as const;
 export type AimedFault = (typeof AIMED_FAULTS)[number];
 export const isAimedFault = (fault: string): fault is AimedFault =>
   (AIMED_FAULTS as readonly string[]).includes(fault);
@@ -42,6 +44,13 @@ export const isAimedFault = (fault: string): fault is AimedFault =>
  */
 const NEVER_TRIGGERED: Readonly<Partial<Record<AimedFault, readonly WorkloadName[]>>> = {
   flicker: ['cas', 'cron'],
+  // cas takes no lock and cron only tries (tryAcquire gives its place up at once): nobody ever waits.
+  'delete-waiter-key': ['cas', 'cron'],
+};
+
+/** What an aimed fault in NEVER_TRIGGERED waits for, when not a release (for the refusal's message). */
+const WAITS_FOR: Readonly<Partial<Record<AimedFault, string>>> = {
+  'delete-waiter-key': 'a client waiting in a lock or election queue behind another',
 };
 
 /** Why each of `faults` can never act under `workload` (empty when all can). */
@@ -49,7 +58,7 @@ export function untriggerableFaults(workload: WorkloadName, faults: readonly str
   return faults.flatMap((fault) =>
     isAimedFault(fault) && NEVER_TRIGGERED[fault]?.includes(workload)
       ? [
-          `fault ${fault} waits for a release, resign or extend, which the ${workload} workload never makes: it could never act`,
+          `fault ${fault} waits for ${WAITS_FOR[fault] ?? 'a release, resign or extend'}, which the ${workload} workload never makes: it could never act`,
         ]
       : [],
   );

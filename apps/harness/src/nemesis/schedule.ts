@@ -50,9 +50,10 @@ export function faultSchedule(options: ScheduleOptions): { faults: ScheduledFaul
     const heldMs = Math.round(ttlMs * (1.5 + 1.5 * random()));
     // An aimed fault's slot is a wait for its moment (a holder, a release), then the fault, sized by the
     // session: a stall of a session and more, half a session of outage and a restart. One that runs
-    // longer delays the next; the recovery phase cuts it short (and its record says so).
+    // longer delays the next; the recovery phase cuts it short (and its record says so). Deleting a
+    // waiter's key is instantaneous (a delete and its probe): its slot is the wait and a second.
     const aimed = isAimedFault(fault);
-    const durationMsOf = aimed ? heldMs + sessionMs + 1_000 : heldMs;
+    const durationMsOf = !aimed ? heldMs : heldMs + 1_000 + (fault === 'delete-waiter-key' ? 0 : sessionMs);
     if (at + durationMsOf > recoveryAtMs) break;
     faults.push({ atMs: at, fault, durationMs: durationMsOf, ...(aimed ? { waitMs: heldMs } : {}) });
     at += durationMsOf + Math.round(ttlMs * (0.5 + random()));

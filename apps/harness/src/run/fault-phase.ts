@@ -38,6 +38,7 @@ export async function runClientsUnderFaults(run: Run, processes: RunProcesses): 
     ttlMs,
     sessionMs: run.sessionMs,
     seed: options.seed,
+    namespace: `fencekit-${run.id}`,
     signal: faultPhase.signal,
     startedAt,
     record: (event: UnindexedEvent) => collector.addLocal(event),
