@@ -7,11 +7,13 @@ import { Command, CommanderError, Option } from 'commander';
 import {
   type CliOptions,
   FORMATS,
+  INDEPENDENT_MODES,
   LOCK_CHECKERS,
   parseCheckers,
   parseDuration,
   parseInteger,
   parseSize,
+  SEMANTICS,
 } from './cli/arguments.js';
 import { jsonValue, summary, toJson } from './cli/report.js';
 import { BadInputError, check, isBadInput, type Outcome } from './cli/run.js';
@@ -138,6 +140,29 @@ function command(io: Io): Command {
       '--initial-stock <n>',
       'inventory: starting stock when the history has no init event',
       parseInteger,
+    )
+    .addOption(
+      new Option(
+        '--semantics <name>',
+        'knossos: an ok read of nil is a read of an unknown value, :nil is nil (default for EDN); strict: nil is a value (default otherwise)',
+      ).choices(SEMANTICS),
+    )
+    .addOption(
+      new Option(
+        '--independent <mode>',
+        'jepsen.independent [key value] tuples: auto-detect and split by key, on, or off',
+      )
+        .choices(INDEPENDENT_MODES)
+        .default('auto'),
+    )
+    .option(
+      '--initial-value <edn>',
+      'the registers\' value before any write (register, cas-register, fenced-register, multi-register), as EDN: 0, nil, "a", {:x 0}',
+    )
+    .option(
+      '--max-decompressed <size>',
+      'most bytes a gzipped history may decompress to (default 1GiB)',
+      parseSize,
     )
     .exitOverride()
     .configureOutput({

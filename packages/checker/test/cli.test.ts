@@ -509,16 +509,26 @@ describe('fencekit-check on hostile input (issue #14)', () => {
     const json = await run(path, '--model', 'kv', '--checker', 'mutex', '--json');
     expect(raw(json.out)).toBe(false);
     expect(JSON.parse(json.out).checks.linearizability.partitions[0].key).toBe(hostile);
-    // Bad input whose message quotes the history: an op name the model does not know.
+    // A summary that quotes the history: an op name the model does not know is left out and named.
     const badOp = join(dir, 'bad-op.jsonl');
     await writeFile(
       badOp,
       `${event(0, 1, 'invoke', `w\u001b[31m\u009b`, 1)}\n${event(1, 1, 'ok', `w\u001b[31m\u009b`, 1)}\n`,
     );
     const bad = await run(badOp, '--model', 'register');
-    expect(bad.code).toBe(3);
-    expect(raw(bad.err)).toBe(false);
-    expect(bad.err).toContain('\\x1b[31m\\x9b');
+    expect(bad.code).toBe(2); // nothing left to check
+    expect(raw(bad.out)).toBe(false);
+    expect(bad.out).toContain('\\x1b[31m\\x9b');
+    // Bad input whose message quotes the history: a cas whose value is no [old new] pair.
+    const badCas = join(dir, 'bad-cas.jsonl');
+    await writeFile(
+      badCas,
+      `${event(0, 1, 'invoke', 'cas', 'w\u001b[31m\u009b')}\n${event(1, 1, 'ok', 'cas', 'w\u001b[31m\u009b')}\n`,
+    );
+    const badShape = await run(badCas, '--model', 'cas-register');
+    expect(badShape.code).toBe(3);
+    expect(raw(badShape.err)).toBe(false);
+    expect(badShape.err).toContain('\\u001b[31m\\x9b');
     const flag = await run(path, '--model', 'x\u001b[31m\u009b');
     expect(flag.code).toBe(3);
     expect(raw(flag.err)).toBe(false);

@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 import type { HistoryFormat } from '../history/load.js';
+import type { IndependentMode, SemanticsName } from '../models/semantics.js';
 
 /** The lock checks the CLI can run, by name. */
 export const LOCK_CHECKERS = ['mutex', 'fence', 'inventory', 'cron', 'election'] as const;
@@ -19,7 +20,18 @@ export interface CliOptions {
   html?: string;
   json?: boolean;
   initialStock?: number;
+  /** How ops are read: `knossos` (EDN's default) or `strict` (JSONL's and porcupine logs'). */
+  semantics?: SemanticsName;
+  /** `jepsen.independent` tuples: `auto` (default), `on`, `off`. */
+  independent?: IndependentMode;
+  /** The registers' initial value, as EDN text (`0`, `nil`, `"a"`, `{:x 0}`). */
+  initialValue?: string;
+  /** Most bytes a gzipped history may decompress to. */
+  maxDecompressed?: number;
 }
+
+export const SEMANTICS: SemanticsName[] = ['knossos', 'strict'];
+export const INDEPENDENT_MODES: IndependentMode[] = ['auto', 'on', 'off'];
 
 export function parseCheckers(value: string, previous: CheckerChoice[] | undefined): CheckerChoice[] {
   const names = value.split(',').map((s) => s.trim());

@@ -1,10 +1,36 @@
+import { showValue } from '../history/show.js';
 import type { Verdict } from '../history/types.js';
 import type { LinearizabilityResult } from '../linearizability/index.js';
 import { RESOURCE_PROCESS } from '../lock/events.js';
+import type { AppliedSemantics } from '../models/semantics.js';
 import type { CheckResult } from '../verdict.js';
 import type { CliOptions } from './arguments.js';
 import type { Outcome } from './run.js';
 import { escapeLine } from './terminal.js';
+
+/** Keys listed with their verdict in the human summary. */
+const KEYS_SHOWN = 20;
+
+/** One line saying how the ops were read: semantics, nil reads, initial value, keys, ops left out. */
+export function describeSemantics(s: AppliedSemantics): string {
+  const parts = [
+    s.name === 'knossos' ? 'knossos semantics' : 'strict semantics',
+    s.nilReads === 'unknown'
+      ? `ok reads of nil are reads of an unknown value (${s.nilReadsUnknown} such)`
+      : 'a read of nil read nil',
+    `initial value ${showValue(s.initialValue)}`,
+    s.independent.applied
+      ? `jepsen.independent tuples split into ${s.independent.keys} keys`
+      : `not split by key (${s.independent.mode}${s.independent.why === undefined ? '' : `: ${s.independent.why}`})`,
+  ];
+  if (s.ignored.ops > 0) {
+    const byF = Object.entries(s.ignored.byF)
+      .map(([f, n]) => `${f} ${n}`)
+      .join(', ');
+    parts.push(`${s.ignored.ops} ops the model has no operation for left out (${byF})`);
+  }
+  return parts.join('; ');
+}
 
 /** Violations printed per check with `--json`; the HTML page and the API keep more. */
 const JSON_VIOLATIONS = 100;
@@ -15,6 +41,7 @@ const JSON_VIOLATIONS = 100;
  */
 export function summary(file: string, outcome: Outcome): string {
   const lines = [`${file}: ${outcome.composite.verdict}`];
+  if (outcome.semantics !== undefined) lines.push(`  read as: ${describeSemantics(outcome.semantics)}`);
   for (const [name, r] of Object.entries(outcome.composite.results)) {
     const counted = outcome.notCounted.includes(name)
       ? '; not counted: --checker all judges what applies'
@@ -26,6 +53,20 @@ export function summary(file: string, outcome: Outcome): string {
       lines.push(
         `    ${partitions.length} partitions: ${count('ok')} ok, ${count('illegal')} illegal, ${count('unknown')} unknown`,
       );
+      // A verdict per key, the worst first (illegal, unknown, ok), each group in the history's order.
+      const rank = { illegal: 0, unknown: 1, ok: 2 } as const;
+      const sorted = [...partitions].sort((a, b) => rank[a.verdict] - rank[b.verdict]);
+      for (const p of sorted.slice(0, KEYS_SHOWN)) {
+        const why =
+          p.verdict === 'illegal'
+            ? (p.witness?.conviction ?? p.witness?.unplaced[0]?.reason)
+            : p.verdict === 'unknown'
+              ? p.reason
+              : undefined;
+        lines.push(`    key ${p.key ?? ''}: ${p.verdict}${why === undefined ? '' : ` (${why})`}`);
+      }
+      if (sorted.length > KEYS_SHOWN)
+        lines.push(`    … ${sorted.length - KEYS_SHOWN} more keys (--json for all)`);
     }
     const figures = flatFigures(r.stats);
     if (figures !== '') lines.push(`    ${figures}`);
@@ -94,6 +135,7 @@ export function toJson(file: string, options: CliOptions, outcome: Outcome): unk
     file,
     format: outcome.format,
     model: options.model ?? null,
+    ...(outcome.semantics === undefined ? {} : { semantics: outcome.semantics }),
     verdict: outcome.composite.verdict,
     checks,
   };

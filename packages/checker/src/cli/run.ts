@@ -18,7 +18,14 @@ import { RESOURCE_PROCESS } from '../lock/events.js';
 import { checkFences } from '../lock/fence.js';
 import { checkInventory } from '../lock/inventory.js';
 import { checkMutex } from '../lock/mutex.js';
-import { modelByName } from '../models/registry.js';
+import type { AnyModel } from '../models/model.js';
+import {
+  type AppliedSemantics,
+  applySemantics,
+  modelWithInitialValue,
+  parseInitialValue,
+  type SemanticsName,
+} from '../models/semantics.js';
 import {
   type Checker,
   type CheckResult,
@@ -40,7 +47,12 @@ export interface Outcome {
   drawn: readonly HistoryEvent[] | readonly Operation[];
   /** Checks only `--checker all` asked for that found nothing to judge: shown, not counted. */
   notCounted: readonly string[];
+  /** How the ops were read for the model (with `--model`). */
+  semantics?: AppliedSemantics;
 }
+
+/** Most bytes a gzipped history may decompress to, unless `--max-decompressed` says otherwise. */
+export const CLI_MAX_DECOMPRESSED = 2 ** 30;
 
 /** What was read: the events (JSONL only, with their lines), and the paired client operations. */
 interface Loaded {
@@ -70,7 +82,12 @@ export async function check(file: string, options: CliOptions): Promise<Outcome>
   if (options.checker !== undefined && format !== 'jsonl') {
     throw new BadInputError(`lock checkers read harness histories (jsonl), not ${format}`);
   }
-  const model = options.model === undefined ? undefined : modelByName(options.model);
+  if (options.initialValue !== undefined && options.model === undefined)
+    throw new BadInputError('--initial-value needs a --model');
+  const semantics: SemanticsName = options.semantics ?? (format === 'edn' ? 'knossos' : 'strict');
+  const initial = options.initialValue === undefined ? undefined : parseInitialValue(options.initialValue);
+  let model: AnyModel | undefined =
+    options.model === undefined ? undefined : modelWithInitialValue(options.model, initial);
   if (options.model !== undefined && model === undefined)
     throw new BadInputError(`unknown model ${options.model}`);
 
@@ -79,7 +96,11 @@ export async function check(file: string, options: CliOptions): Promise<Outcome>
   // setTimeout fires at once past 2^31 - 1 ms: a longer budget is as good as none for reading.
   const timer = setTimeout(() => budget.abort(), Math.min(options.timeout, 2 ** 31 - 1));
   try {
-    loaded = await load(file, format, options.model !== undefined, { signal: budget.signal });
+    loaded = await load(file, format, options.model !== undefined, {
+      signal: budget.signal,
+      nilKeyword: semantics === 'knossos',
+      maxDecompressedBytes: options.maxDecompressed ?? CLI_MAX_DECOMPRESSED,
+    });
   } catch (error) {
     if (!(error instanceof HistoryReadAbortedError)) throw error;
     return { composite: undecided(options, error.message), format, drawn: [], notCounted: [] };
@@ -102,8 +123,21 @@ export async function check(file: string, options: CliOptions): Promise<Outcome>
         throw error;
       }
     };
+  let applied: AppliedSemantics | undefined;
+  let drawnOps: Operation[] | undefined;
+  if (model !== undefined && options.model !== undefined) {
+    const adapted = applySemantics(loaded.operations, options.model, model, {
+      semantics,
+      ...(options.independent === undefined ? {} : { independent: options.independent }),
+      ...(initial === undefined ? {} : { initialValue: initial }),
+    });
+    applied = adapted.applied;
+    model = adapted.model;
+    drawnOps = adapted.ops;
+  }
   if (model !== undefined) {
-    const ops = loaded.operations;
+    const searched = model;
+    const ops = drawnOps ?? loaded.operations;
     const remaining = Math.max(1, options.timeout - (performance.now() - started));
     // Pending and indeterminate ops may or may not have happened, and their results are unknown: a
     // history without one completed op constrains nothing, so it is not judged (it was `ok`, steps 0).
@@ -114,7 +148,7 @@ export async function check(file: string, options: CliOptions): Promise<Outcome>
             {},
           )
         : asCheckResult(
-            checkLinearizable(ops, model, {
+            checkLinearizable(ops, searched, {
               timeoutMs: remaining,
               diagnose: options.html !== undefined,
               ...(options.memory === undefined ? {} : { memoryBytes: options.memory }),
@@ -148,8 +182,9 @@ export async function check(file: string, options: CliOptions): Promise<Outcome>
   return {
     composite: { verdict, results: ran.results },
     format,
-    drawn: loaded.events ?? loaded.operations,
+    drawn: loaded.events ?? drawnOps ?? loaded.operations,
     notCounted,
+    ...(applied === undefined ? {} : { semantics: applied }),
   };
 }
 

@@ -24,6 +24,15 @@ export class EdnItemSplitter {
   #depth = 0;
   #inItem = false;
   #inString = false;
+  /** Inside an atom at the item's top level (`nil`, `42`, a tag such as `#object`). */
+  #inAtom = false;
+  /** The current top-level atom is a tag (`#inst`) or a discard (`#_`): a value must follow it. */
+  #atomPrefix = false;
+  /** Values the item still needs: 1, plus one for each `#_` inside a tag chain (`#t #_ a b`). */
+  #needed = 0;
+  /** Tag and discard prefixes seen in the current item, and where the current atom began on its line. */
+  #prefixes = 0;
+  #atomStart = 0;
   /** The item so far, as pieces of the lines it spans, and their length in characters. */
   #pieces: string[] = [];
   #chars = 0;
@@ -47,19 +56,20 @@ export class EdnItemSplitter {
         if (c === 92) i++;
         else if (c === 34) {
           this.#inString = false;
-          if (this.#depth === 0) start = this.#finish(done, text, start, i + 1);
+          if (this.#depth === 0) start = this.#valueDone(done, text, start, i + 1);
         }
         continue;
       }
-      if (isWhitespace(c)) {
-        if (this.#inItem && this.#depth === 0) start = this.#finish(done, text, start, i);
+      if (this.#inAtom) {
+        // An atom ends at whitespace, a comment, a bracket or a quote (`nil]`, `#object[`, `#inst"…"`).
+        if (isWhitespace(c) || c === 59 || isBracket(c) || c === 34) {
+          start = this.#atomDone(done, text, start, i);
+          i--;
+        }
         continue;
       }
-      if (c === 59) {
-        // A comment runs to the end of the line; it ends an atom and is kept inside a collection.
-        if (this.#inItem && this.#depth === 0) start = this.#finish(done, text, start, i);
-        break;
-      }
+      if (isWhitespace(c)) continue;
+      if (c === 59) break; // a comment runs to the end of the line (kept inside an item)
       if (!this.#inItem) {
         if (this.#layout === 'closed') this.#fail('end of input after the history', text.slice(i));
         if (c === 93 || c === 41 || c === 125) {
@@ -79,16 +89,27 @@ export class EdnItemSplitter {
           this.#layout = 'loose';
         }
         this.#inItem = true;
+        this.#needed = 1;
+        this.#prefixes = 0;
         this.#itemLine = line;
         start = i;
-      } else if (
-        this.#depth === 0 &&
-        (c === 91 || c === 40 || c === 123 || c === 93 || c === 41 || c === 125)
-      ) {
-        // A bracket right after an atom (`nil]`, `#{`) ends the atom; the bracket is read afresh.
-        if (c !== 123 || text.charCodeAt(i - 1) !== 35) {
-          start = this.#finish(done, text, start, i);
-          i--;
+      }
+      if (this.#depth === 0) {
+        if (c === 93 || c === 41 || c === 125) this.#fail('a value after the tag', String.fromCharCode(c));
+        if (c !== 34 && c !== 91 && c !== 40 && c !== 123) {
+          // An atom at the item's top level; `#x` (but `##Inf` and `#{`) is a tag or discard prefix.
+          this.#inAtom = true;
+          this.#atomStart = i;
+          const next = text.charCodeAt(i + 1);
+          this.#atomPrefix = c === 35 && next !== 35 && next !== 123;
+          if (c === 35 && next === 123) {
+            // `#{`: a set, read as a bracket below.
+            this.#inAtom = false;
+            i++;
+            this.#depth = 1;
+            continue;
+          }
+          if (c === 92) i++;
           continue;
         }
       }
@@ -99,17 +120,35 @@ export class EdnItemSplitter {
         if (++this.#depth > MAX_NESTING)
           this.#fail(`collections nested at most ${MAX_NESTING} deep`, text.slice(i, i + 20));
       } else if (c === 93 || c === 41 || c === 125) {
-        if (--this.#depth === 0) start = this.#finish(done, text, start, i + 1);
+        if (--this.#depth === 0) start = this.#valueDone(done, text, start, i + 1);
       }
     }
     // A line end ends an atom (it is whitespace); anything else goes on to the next line.
-    if (this.#inItem && this.#depth === 0 && !this.#inString) this.#finish(done, text, start, n);
-    else if (this.#inItem) {
+    if (this.#inAtom) start = this.#atomDone(done, text, start, n);
+    if (this.#inItem) {
       // The item goes on: keep the rest of this line and its line end, so the reader counts lines right.
       this.#append(text.slice(start));
       this.#append('\n');
     }
     return done;
+  }
+
+  /** The top-level atom ended at `end`: a value, or a prefix that waits for one. */
+  #atomDone(done: EdnItem[], text: string, start: number, end: number): number {
+    this.#inAtom = false;
+    if (!this.#atomPrefix) return this.#valueDone(done, text, start, end);
+    // A discard inside a tag chain consumes a value of its own; a leading one makes an item of its own
+    // (which the reader skips).
+    if (text.slice(this.#atomStart, end) === '#_' && this.#prefixes > 0) this.#needed++;
+    this.#prefixes++;
+    this.#atomPrefix = false;
+    return start;
+  }
+
+  /** A value ended at `end` at the item's top level: the item ends when it needs no more. */
+  #valueDone(done: EdnItem[], text: string, start: number, end: number): number {
+    if (--this.#needed > 0) return start;
+    return this.#finish(done, text, start, end);
   }
 
   /** Call at the end of input: returns the last item (an atom may end there), or throws if one is cut off. */
@@ -152,6 +191,10 @@ export class EdnItemSplitter {
   #fail(expected: string, found: string): never {
     throw new HistoryParseError(this.file, this.#line, expected, found);
   }
+}
+
+function isBracket(c: number): boolean {
+  return c === 91 || c === 93 || c === 40 || c === 41 || c === 123 || c === 125;
 }
 
 // EDN whitespace: the usual, and the comma.

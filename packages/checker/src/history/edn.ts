@@ -10,7 +10,21 @@ export class Keyword {
   }
 }
 
-/** An EDN map read as a JS Map, since EDN keys are often keywords rather than strings. */
+/**
+ * A tagged literal: `#inst "…"`, `#uuid "…"`, `#object[…]`, a record `#jepsen.foo.Bar{…}`: the tag
+ * (without `#`) and the value it tags. Kept apart from the plain value so nothing reads alike by accident.
+ */
+export class Tagged {
+  constructor(
+    readonly tag: string,
+    readonly value: EdnValue,
+  ) {}
+}
+
+/**
+ * An EDN map read as a JS Map, since EDN keys are often keywords rather than strings. Keyword keys
+ * stay `Keyword` objects (one per name in a reader), so `{:a 1}` and `{":a" 1}` are different maps.
+ */
 export type EdnValue =
   | null
   | boolean
@@ -18,8 +32,15 @@ export type EdnValue =
   | bigint
   | string
   | Keyword
+  | Tagged
   | EdnValue[]
   | Map<EdnValue, EdnValue>;
+
+/** The value of keyword key `name` in an EDN map (`:name`), if there is one. */
+export function keywordValue(map: Map<EdnValue, EdnValue>, name: string): EdnValue | undefined {
+  for (const [k, v] of map) if (k instanceof Keyword && k.name === name) return v;
+  return undefined;
+}
 
 // Char codes: whitespace (with the comma, which EDN treats as whitespace) and token delimiters.
 const isWhitespace = (c: number): boolean => c === 32 || c === 44 || (c >= 9 && c <= 13);
@@ -34,6 +55,19 @@ const isDelimiter = (c: number): boolean =>
   c === 34 ||
   c === 59;
 
+// Named characters (`\\newline`), as EDN and Clojure write them.
+const NAMED_CHARACTERS: Readonly<Record<string, string>> = Object.assign(Object.create(null), {
+  newline: '\n',
+  space: ' ',
+  tab: '\t',
+  return: '\r',
+  formfeed: '\f',
+  backspace: '\b',
+});
+
+// Symbols: what Clojure prints, Java class names with `$` (`clojure.core$fn__123`) included.
+const SYMBOL = /^[\p{L}*+!\-_?<>=/.$&%][\p{L}\p{N}*+!\-_?<>=/.#':$&%]*$/u;
+
 // String escapes EDN allows, by the character after the backslash.
 const ESCAPES: Readonly<Record<string, string>> = Object.assign(Object.create(null), {
   n: '\n',
@@ -44,10 +78,11 @@ const ESCAPES: Readonly<Record<string, string>> = Object.assign(Object.create(nu
 });
 
 /**
- * A small reader for the EDN subset Jepsen histories use: maps, vectors, lists, sets (as arrays in a
- * canonical order, so `#{1 2}` and `#{2 1}` read alike),
- * keywords, strings, integers (big ones as bigint), floats, nil, booleans, symbols (as strings) and
- * `;` comments. Tracks lines so every error names where it happened.
+ * A reader for the EDN Jepsen histories hold: maps, vectors, lists, sets (as arrays in a canonical
+ * order, so `#{1 2}` and `#{2 1}` read alike), keywords, strings, characters (as strings), integers
+ * (big ones as bigint), floats (`##Inf`, `##NaN` too), nil, booleans, symbols (as strings; `$` and
+ * `&` allowed, as in Java class names), tagged literals (`Tagged`), `#_` discards and `;` comments.
+ * Tracks lines so every error names where it happened.
  */
 export class EdnReader {
   #pos = 0;
@@ -73,10 +108,20 @@ export class EdnReader {
     return this.#line;
   }
 
-  /** True when only whitespace and comments are left. */
+  /** True when only whitespace, comments and discarded (`#_`) values are left. */
   atEnd(): boolean {
-    this.#skip();
+    this.#skipAll();
     return this.#pos >= this.text.length;
+  }
+
+  /** Skips whitespace, comments and `#_` discards (each discarded value is read, so it counts toward the caps). */
+  #skipAll(): void {
+    for (;;) {
+      this.#skip();
+      if (this.text.charCodeAt(this.#pos) !== 35 || this.text.charCodeAt(this.#pos + 1) !== 95) return;
+      this.#pos += 2;
+      this.read();
+    }
   }
 
   /**
@@ -93,7 +138,7 @@ export class EdnReader {
   }
 
   #readValue(): EdnValue {
-    this.#skip();
+    this.#skipAll();
     const c = this.text[this.#pos];
     if ((c === '{' || c === '[' || c === '(' || c === '#') && this.#depth > MAX_NESTING)
       this.#fail(`collections nested at most ${MAX_NESTING} deep`, this.#peekToken());
@@ -127,11 +172,9 @@ export class EdnReader {
         return keyword;
       }
       case '#':
-        if (this.text[this.#pos + 1] === '{') {
-          this.#pos += 2;
-          return inCanonicalOrder(this.#readSeq('}'));
-        }
-        return this.#fail('a value (tagged literals are not supported)', this.#peekToken());
+        return this.#readDispatch();
+      case '\\':
+        return this.#readCharacter();
       default:
         return this.#readAtom();
     }
@@ -162,27 +205,77 @@ export class EdnReader {
     return false;
   }
 
+  /** After `#`: a set, a symbolic value (`##Inf`), or a tagged literal (`#inst "…"`, `#object[…]`, a record). */
+  #readDispatch(): EdnValue {
+    const next = this.text[this.#pos + 1];
+    if (next === '{') {
+      this.#pos += 2;
+      return inCanonicalOrder(this.#readSeq('}'));
+    }
+    if (next === '#') {
+      this.#pos += 2;
+      const name = this.#readToken('##Inf, ##-Inf or ##NaN');
+      if (name === 'Inf') return Number.POSITIVE_INFINITY;
+      if (name === '-Inf') return Number.NEGATIVE_INFINITY;
+      if (name === 'NaN') return Number.NaN;
+      return this.#fail('##Inf, ##-Inf or ##NaN', `##${name}`);
+    }
+    this.#pos++;
+    const start = this.#pos;
+    // The tag ends where its value may begin: `#object[`, `#inst"…"`, `#jepsen.foo.Bar{`.
+    while (this.#pos < this.text.length && !isDelimiter(this.text.charCodeAt(this.#pos))) this.#pos++;
+    const tag = this.text.slice(start, this.#pos);
+    if (!/^\p{L}/u.test(tag) || !SYMBOL.test(tag)) this.#fail('a tag (a symbol) after #', `#${tag}`);
+    this.#skipAll();
+    if (this.#pos >= this.text.length) this.#fail(`a value for the tag #${tag}`, 'end of input');
+    return new Tagged(tag, this.read());
+  }
+
+  /** `\c`, `\newline`, `\u00e9`: a character, read as a one-character string. */
+  #readCharacter(): string {
+    const start = ++this.#pos;
+    if (start >= this.text.length) this.#fail('a character after \\', 'end of input');
+    // The first character is taken whatever it is (`\(`, `\ `); a name runs on to the next delimiter.
+    this.#pos++;
+    while (
+      this.#pos < this.text.length &&
+      !isDelimiter(this.text.charCodeAt(this.#pos)) &&
+      this.text.charCodeAt(this.#pos) !== 92
+    )
+      this.#pos++;
+    const name = this.text.slice(start, this.#pos);
+    if (name.length === 1) {
+      if (name === '\n') this.#line++;
+      return name;
+    }
+    const named = NAMED_CHARACTERS[name];
+    if (named !== undefined) return named;
+    if (/^u[0-9a-fA-F]{4}$/.test(name)) return String.fromCharCode(Number.parseInt(name.slice(1), 16));
+    return this.#fail('a character (\\c, \\newline, \\space, \\tab, \\uXXXX)', `\\${name}`);
+  }
+
   #readMap(): Map<EdnValue, EdnValue> {
     this.#pos++;
     const map = new Map<EdnValue, EdnValue>();
     for (;;) {
-      this.#skip();
+      this.#skipAll();
       if (this.text[this.#pos] === '}') {
         this.#pos++;
         return map;
       }
       if (this.#pos >= this.text.length) this.#fail('"}" closing a map', 'end of input');
       const key = this.read();
-      this.#skip();
-      if (this.text[this.#pos] === '}') this.#fail(`a value for map key ${String(key)}`, '}');
-      map.set(key instanceof Keyword ? key.toString() : key, this.read());
+      this.#skipAll();
+      if (this.text[this.#pos] === '}') this.#fail(`a value for map key ${ednText(key)}`, '}');
+      // Keyword keys stay keywords (interned, so equal names are one key): `{":a" 1}` is not `{:a 1}`.
+      map.set(key, this.read());
     }
   }
 
   #readSeq(close: string): EdnValue[] {
     const items: EdnValue[] = [];
     for (;;) {
-      this.#skip();
+      this.#skipAll();
       if (this.text[this.#pos] === close) {
         this.#pos++;
         return items;
@@ -244,7 +337,15 @@ export class EdnReader {
       }
     }
     if (/^[+-]?(\d+\.\d*|\d+)([eE][+-]?\d+)?M?$/.test(token)) return Number(token.replace(/M$/, ''));
-    if (/^[A-Za-z*+!\-_?<>=/.][\w*+!\-_?<>=/.#']*$/.test(token)) return token;
+    // Clojure's hex integers (`#object[java.lang.Thread 0x1a2b …]` prints identity hashes so) and ratios.
+    const hex = /^([+-]?)0[xX]([0-9a-fA-F]{1,250})N?$/.exec(token);
+    if (hex !== null) {
+      const n = BigInt(`0x${hex[2]}`) * (hex[1] === '-' ? -1n : 1n);
+      return Number.isSafeInteger(Number(n)) ? Number(n) : n;
+    }
+    const ratio = /^([+-]?\d{1,300})\/(\d{1,300})$/.exec(token);
+    if (ratio !== null) return Number(ratio[1]) / Number(ratio[2]);
+    if (SYMBOL.test(token)) return token;
     return this.#fail('a value', token);
   }
 
@@ -297,11 +398,26 @@ function inCanonicalOrder(items: EdnValue[]): EdnValue[] {
 function canonical(value: EdnValue): string {
   if (value === null) return 'nil';
   if (value instanceof Keyword) return value.toString();
+  if (value instanceof Tagged) return `#${value.tag} ${canonical(value.value)}`;
   if (typeof value === 'string') return JSON.stringify(value);
   if (Array.isArray(value)) return `[${value.map(canonical).join(' ')}]`;
   if (value instanceof Map) {
     const entries = [...value].map(([k, v]) => `${canonical(k)} ${canonical(v)}`);
     return `{${entries.sort().join(', ')}}`;
   }
+  return String(value);
+}
+
+/** An EDN value written back as EDN text (for messages): keywords with their colon, strings quoted. */
+export function ednText(value: EdnValue): string {
+  if (value === null) return 'nil';
+  if (value instanceof Keyword) return value.toString();
+  if (value instanceof Tagged) return `#${value.tag} ${ednText(value.value)}`;
+  if (Array.isArray(value)) return `[${value.map(ednText).join(' ')}]`;
+  if (value instanceof Map)
+    return `{${[...value].map(([k, v]) => `${ednText(k)} ${ednText(v)}`).join(', ')}}`;
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number' && !Number.isFinite(value))
+    return Number.isNaN(value) ? '##NaN' : value > 0 ? '##Inf' : '##-Inf';
   return String(value);
 }

@@ -1,9 +1,10 @@
 import type { Readable } from 'node:stream';
-import { EdnReader, type EdnValue, Keyword } from './edn.js';
+import { EdnReader, type EdnValue, ednText, Keyword, keywordValue, Tagged } from './edn.js';
 import { type EdnItem, EdnItemSplitter } from './edn-items.js';
 import { HistoryParseError } from './errors.js';
 import { readLines, textLines } from './lines.js';
 import { DEFAULT_MAX_EVENT_BYTES, type ReadOptions } from './read-options.js';
+import { showValue } from './show.js';
 import type { HistoryEvent, OpType, ProcessId } from './types.js';
 
 const OP_TYPES: ReadonlySet<string> = new Set<OpType>(['invoke', 'ok', 'fail', 'info']);
@@ -15,12 +16,20 @@ const OP_TYPES: ReadonlySet<string> = new Set<OpType>(['invoke', 'ok', 'fail', '
  * bigints. Without `:time` an event's time is its position in the file, which is the order Jepsen
  * recorded. `lines`, if given, receives the line each event starts on.
  */
-export function parseJepsenEdn(text: string, file = '<input>', lines?: number[]): HistoryEvent[] {
+export function parseJepsenEdn(
+  text: string,
+  file = '<input>',
+  lines?: number[],
+  options: Pick<ReadOptions, 'nilKeyword'> = {},
+): HistoryEvent[] {
   const splitter = new EdnItemSplitter(file, Number.POSITIVE_INFINITY);
   const events: HistoryEvent[] = [];
+  const nilKeyword = options.nilKeyword ?? true;
   const add = (items: EdnItem[]) => {
     for (const item of items) {
-      events.push(itemToEvent(item, events.length, file));
+      const event = itemToEvent(item, events.length, file, nilKeyword);
+      if (event === undefined) continue;
+      events.push(event);
       lines?.push(item.line);
     }
   };
@@ -43,39 +52,60 @@ export async function* readJepsenEdn(
   const name = file ?? (typeof source === 'string' ? source : '<stream>');
   const splitter = new EdnItemSplitter(name, options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES);
   let position = 0;
+  const nilKeyword = options.nilKeyword ?? true;
+  const events: [HistoryEvent, number][] = [];
+  const add = (item: EdnItem) => {
+    const event = itemToEvent(item, position, name, nilKeyword);
+    if (event === undefined) return;
+    position++;
+    events.push([event, item.line]);
+  };
   for await (const batch of readLines(source, name, options)) {
-    const events: [HistoryEvent, number][] = [];
-    for (const { text, line } of batch) {
-      for (const item of splitter.push(text, line))
-        events.push([itemToEvent(item, position++, name), item.line]);
-    }
-    yield* events;
+    for (const { text, line } of batch) for (const item of splitter.push(text, line)) add(item);
+    yield* events.splice(0);
   }
-  for (const item of splitter.end()) yield [itemToEvent(item, position++, name), item.line];
+  for (const item of splitter.end()) add(item);
+  yield* events.splice(0);
 }
 
-function itemToEvent(item: EdnItem, position: number, file: string): HistoryEvent {
+/** One top-level item as an event; undefined when it held only a discarded (`#_`) value. */
+function itemToEvent(
+  item: EdnItem,
+  position: number,
+  file: string,
+  nilKeyword: boolean,
+): HistoryEvent | undefined {
   const reader = new EdnReader(item.text, file, item.line);
+  if (reader.atEnd()) return undefined;
   const raw = reader.read();
   if (!reader.atEnd()) throw new HistoryParseError(file, reader.line, 'one op map', 'more data after it');
-  return toEvent(raw, position, file, item.line);
+  return toEvent(raw, position, file, item.line, nilKeyword);
 }
 
-function toEvent(raw: EdnValue, position: number, file: string, line: number): HistoryEvent {
+function toEvent(
+  tagged: EdnValue,
+  position: number,
+  file: string,
+  line: number,
+  nilKeyword: boolean,
+): HistoryEvent {
   const bad = (expected: string, found: EdnValue | undefined): never => {
-    throw new HistoryParseError(file, line, expected, found === undefined ? 'nothing' : ednToString(found));
+    throw new HistoryParseError(file, line, expected, found === undefined ? 'nothing' : ednText(found));
   };
+  // An op written as a record (`#jepsen.history.Op{…}`) is its map.
+  const raw = tagged instanceof Tagged && tagged.value instanceof Map ? tagged.value : tagged;
   if (!(raw instanceof Map)) return bad('an op map like {:process 0, :type :invoke, :f :read}', raw);
-  const process = raw.get(':process');
-  const type = raw.get(':type');
-  const f = raw.get(':f');
-  const time = raw.get(':time');
-  const index = raw.get(':index');
-  const key = raw.get(':key');
-  const error = raw.get(':error');
+  const process = keywordValue(raw, 'process');
+  const type = keywordValue(raw, 'type');
+  const f = keywordValue(raw, 'f');
+  const time = keywordValue(raw, 'time');
+  const index = keywordValue(raw, 'index');
+  const key = keywordValue(raw, 'key');
+  const error = keywordValue(raw, 'error');
   let pid: ProcessId;
   if (typeof process === 'number') pid = process;
-  else if (process instanceof Keyword || typeof process === 'string') pid = String(plain(process));
+  else if (process instanceof Keyword || typeof process === 'string')
+    pid = process instanceof Keyword ? process.name : process;
   else return bad(':process as an integer or keyword', process);
   if (!(type instanceof Keyword) || !OP_TYPES.has(type.name))
     return bad(':type as :invoke, :ok, :fail or :info', type);
@@ -93,24 +123,44 @@ function toEvent(raw: EdnValue, position: number, file: string, line: number): H
     process: pid,
     type: type.name as OpType,
     f: f instanceof Keyword ? f.name : (f as string),
-    value: plain(raw.get(':value') ?? null),
+    value: plain(keywordValue(raw, 'value') ?? null, nilKeyword),
   };
-  if (key !== undefined && key !== null) event.key = String(plain(key));
-  if (error !== undefined && error !== null) event.error = ednToString(error);
+  if (key !== undefined && key !== null) event.key = keyText(plain(key, nilKeyword));
+  if (error !== undefined && error !== null) event.error = ednText(error);
   return event;
 }
 
-/** EDN value → plain JS value: keywords to their names, maps to objects, sets and lists to arrays. */
-export function plain(value: EdnValue): unknown {
-  if (value instanceof Keyword) return value.name;
-  if (Array.isArray(value)) return value.map(plain);
+function keyText(key: unknown): string {
+  return typeof key === 'string' ? key : showValue(key);
+}
+
+/**
+ * EDN value → plain JS value: keywords to their names (`:nil` to null when `nilKeyword`, as knossos
+ * histories write it), maps to objects, sets and lists to arrays, `#inst` and `#uuid` to their
+ * strings, other tagged literals to `{"#tag": value}`. A map's keyword key `:a` becomes `"a"`; a
+ * string key stays as written (`":a"` stays `":a"`), and one that would collide with a keyword key of
+ * the same map (`{:a 1, "a" 2}`) is written as JSON text (`"\"a\""`), so no entry is lost.
+ */
+export function plain(value: EdnValue, nilKeyword = true): unknown {
+  if (value instanceof Keyword) return nilKeyword && value.name === 'nil' ? null : value.name;
+  if (value instanceof Tagged) {
+    if ((value.tag === 'inst' || value.tag === 'uuid') && typeof value.value === 'string') return value.value;
+    return { [`#${value.tag}`]: plain(value.value, nilKeyword) };
+  }
+  if (Array.isArray(value)) return value.map((v) => plain(v, nilKeyword));
   if (value instanceof Map) {
     const out: Record<string, unknown> = {};
+    let names: Set<string> | undefined;
     for (const [k, v] of value) {
-      const key = typeof k === 'string' && k.startsWith(':') ? k.slice(1) : String(plain(k));
+      let key: string;
+      if (k instanceof Keyword) key = k.name;
+      else if (typeof k === 'string') {
+        names ??= new Set([...value.keys()].flatMap((n) => (n instanceof Keyword ? [n.name] : [])));
+        key = names.has(k) ? JSON.stringify(k) : k;
+      } else key = keyText(plain(k, nilKeyword));
       // Defined, not assigned: a key named `__proto__` is data, not the object's prototype.
       Object.defineProperty(out, key, {
-        value: plain(v),
+        value: plain(v, nilKeyword),
         enumerable: true,
         writable: true,
         configurable: true,
@@ -119,14 +169,4 @@ export function plain(value: EdnValue): unknown {
     return out;
   }
   return value;
-}
-
-function ednToString(value: EdnValue): string {
-  if (value === null) return 'nil';
-  if (value instanceof Keyword) return value.toString();
-  if (Array.isArray(value)) return `[${value.map(ednToString).join(' ')}]`;
-  if (value instanceof Map)
-    return `{${[...value].map(([k, v]) => `${String(k)} ${ednToString(v)}`).join(', ')}}`;
-  if (typeof value === 'string') return JSON.stringify(value);
-  return String(value);
 }

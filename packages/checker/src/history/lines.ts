@@ -2,9 +2,10 @@ import { isUtf8 } from 'node:buffer';
 import { constants, createReadStream, open } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Socket } from 'node:net';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
 import { HistoryParseError, HistoryReadAbortedError, HistoryReadError } from './errors.js';
-import { DEFAULT_MAX_EVENT_BYTES, type ReadOptions } from './read-options.js';
+import { DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_EVENT_BYTES, type ReadOptions } from './read-options.js';
 
 /** One line of a history file, without its line end, and its 1-based number. */
 export interface SourceLine {
@@ -21,8 +22,10 @@ const BYTE_ORDER_MARK = 0xfeff;
  * chunk read at a time (one await per chunk, not per line), with bounded memory: only the chunk and
  * the line being read are held, and a line longer than `maxEventBytes` is bad input rather than a
  * string that grows until the process dies. Every line must be valid UTF-8 (rejected with its
- * number, never replaced); `\r\n` line ends and a leading byte order mark are accepted. Read failures
- * of the file itself become `HistoryReadError`; an aborted `signal` ends with `HistoryReadAbortedError`.
+ * number, never replaced); `\r\n` line ends and a leading byte order mark are accepted. Gzipped input
+ * (its first two bytes 1f 8b, whatever its name) is decompressed on the fly, at most
+ * `maxDecompressedBytes` (more is bad input: a gzip bomb). Read failures of the file itself (a
+ * corrupt gzip stream too) become `HistoryReadError`; an aborted `signal` ends with `HistoryReadAbortedError`.
  */
 export async function* readLines(
   source: string | Readable,
@@ -79,7 +82,8 @@ export async function* readLines(
     }
     return { lines, ...(error === undefined ? {} : { error }) };
   };
-  const chunks: AsyncIterator<unknown> = input[Symbol.asyncIterator]();
+  const maxDecompressed = options.maxDecompressedBytes ?? DEFAULT_MAX_DECOMPRESSED_BYTES;
+  const chunks: AsyncIterator<unknown> = gunzipIfCompressed(input[Symbol.asyncIterator](), maxDecompressed);
   let finished = false;
   try {
     for (;;) {
@@ -89,6 +93,14 @@ export async function* readLines(
         next = await nextChunk(chunks, signal);
       } catch (error) {
         if (error === ABORTED) throw new HistoryReadAbortedError(file, line, { cause: signal?.reason });
+        if (error instanceof DecompressedTooLarge) {
+          throw new HistoryParseError(
+            file,
+            line + 1,
+            `at most ${maxDecompressed} bytes once decompressed`,
+            'more (a gzip bomb?)',
+          );
+        }
         throw readError(file, line, error);
       }
       const chunk = next.done ? undefined : toBuffer(next.value);
@@ -175,6 +187,57 @@ async function openFile(path: string): Promise<Readable> {
 }
 
 const ABORTED = Symbol('aborted');
+
+/** The decompressed input passed its cap. */
+class DecompressedTooLarge extends Error {}
+
+/**
+ * The chunks as they are, or decompressed when they start with gzip's magic bytes (1f 8b): a stream
+ * of decompressed chunks of at most zlib's chunk size each, counted, so past `limit` bytes the read
+ * stops with `DecompressedTooLarge` before more is inflated. Concatenated gzip members are read whole.
+ */
+async function* gunzipIfCompressed(chunks: AsyncIterator<unknown>, limit: number): AsyncGenerator<Buffer> {
+  let head = Buffer.alloc(0);
+  while (head.length < 2) {
+    const next = await chunks.next();
+    if (next.done) {
+      if (head.length > 0) yield head;
+      return;
+    }
+    head = Buffer.concat([head, toBuffer(next.value)]);
+  }
+  if (head[0] !== 0x1f || head[1] !== 0x8b) {
+    yield head;
+    for (;;) {
+      const next = await chunks.next();
+      if (next.done) return;
+      yield toBuffer(next.value);
+    }
+  }
+  async function* compressed(): AsyncGenerator<Buffer> {
+    yield head;
+    for (;;) {
+      const next = await chunks.next();
+      if (next.done) return;
+      yield toBuffer(next.value);
+    }
+  }
+  const feed = Readable.from(compressed());
+  const gunzip = createGunzip();
+  feed.on('error', (error) => gunzip.destroy(error));
+  feed.pipe(gunzip);
+  let total = 0;
+  try {
+    for await (const out of gunzip as AsyncIterable<Buffer>) {
+      total += out.length;
+      if (total > limit) throw new DecompressedTooLarge();
+      yield out;
+    }
+  } finally {
+    feed.destroy();
+    gunzip.destroy();
+  }
+}
 
 /** The next chunk, or a rejection with ABORTED as soon as `signal` aborts, even if the read never answers. */
 function nextChunk(

@@ -9,8 +9,12 @@ import type { HistoryEvent, Operation } from './types.js';
 /** The history formats the checker reads. */
 export type HistoryFormat = 'jsonl' | 'edn' | 'porcupine-log';
 
-/** Guesses a format from the file name: `.jsonl`, `.edn`, `.log`; porcupine's kv `.txt` files are EDN. */
-export function formatFromPath(path: string): HistoryFormat | undefined {
+/**
+ * Guesses a format from the file name: `.jsonl`, `.edn`, `.log`; porcupine's kv `.txt` files are EDN.
+ * A `.gz` ending is looked through (`history.edn.gz` is EDN); the readers decompress gzip themselves.
+ */
+export function formatFromPath(file: string): HistoryFormat | undefined {
+  const path = file.endsWith('.gz') ? file.slice(0, -3) : file;
   if (path.endsWith('.jsonl') || path.endsWith('.json')) return 'jsonl';
   if (path.endsWith('.edn') || path.endsWith('.txt')) return 'edn';
   if (path.endsWith('.log')) return 'porcupine-log';

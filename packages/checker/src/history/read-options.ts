@@ -11,7 +11,16 @@ export interface ReadOptions {
    * `HistoryReadAbortedError` (not bad input: the history was not judged).
    */
   signal?: AbortSignal;
+  /**
+   * Gzipped input (recognised by its first bytes, whatever the file is called) is decompressed as it
+   * is read; more than this many bytes once decompressed is bad input (a gzip bomb). Default 4 GiB.
+   */
+  maxDecompressedBytes?: number;
+  /** EDN: read the keyword `:nil` as nil, as knossos histories use it (default true). */
+  nilKeyword?: boolean;
 }
+
+export const DEFAULT_MAX_DECOMPRESSED_BYTES = 4 * 2 ** 30;
 
 export const DEFAULT_MAX_EVENT_BYTES = 64 * 2 ** 20;
 

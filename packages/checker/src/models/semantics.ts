@@ -1,0 +1,264 @@
+import { EdnReader } from '../history/edn.js';
+import { HistoryShapeError } from '../history/errors.js';
+import { plain } from '../history/jepsen-edn.js';
+import { showValue } from '../history/show.js';
+import type { Operation } from '../history/types.js';
+import { fencedRegister } from './fenced-register.js';
+import type { AnyModel } from './model.js';
+import { multiRegister } from './multi-register.js';
+import { casRegister, register } from './register.js';
+import { modelByName } from './registry.js';
+import { canonicalJson } from './values.js';
+
+/**
+ * How a history's ops are read before the search:
+ * - `knossos` (the default for Jepsen EDN): an `:ok` read of nil is a read whose value is unknown,
+ *   always legal (knossos' register and cas-register); the keyword `:nil` reads as nil.
+ * - `strict` (the default for JSONL and porcupine logs): a read of nil read the value nil.
+ */
+export type SemanticsName = 'knossos' | 'strict';
+/** `jepsen.independent` `[key value]` tuples: detected (`auto`), assumed (`on`) or never split (`off`). */
+export type IndependentMode = 'auto' | 'on' | 'off';
+
+export interface SemanticsOptions {
+  semantics: SemanticsName;
+  independent?: IndependentMode;
+  /** The registers' value before any write; absent = the model's own (nil). */
+  initialValue?: unknown;
+}
+
+/** What was applied, for reports (`--json` prints it as `semantics`). */
+export interface AppliedSemantics {
+  name: SemanticsName;
+  /** `unknown`: `:ok` reads of nil were left out as reads of an unknown value (always legal). */
+  nilReads: 'unknown' | 'value';
+  /** Completed reads of nil left out under `nilReads: 'unknown'`. */
+  nilReadsUnknown: number;
+  /** The keyword `:nil` read as nil (EDN). */
+  nilKeyword: boolean;
+  /** The initial value the model started from (null: nil). */
+  initialValue: unknown;
+  independent: {
+    mode: IndependentMode;
+    /** Whether ops were split by the key of their `[key value]` tuples. */
+    applied: boolean;
+    /** Keys with an op left to check (a key with only reads of nil has none under knossos). */
+    keys: number;
+    /** Why `auto` did not split (the first op that is no tuple), when it did not. */
+    why?: string;
+  };
+  /** Ops with an `f` the model has no operation for (nemesis-like ops of client processes): left out. */
+  ignored: { ops: number; byF: Record<string, number> };
+}
+
+/** The operations each built-in model understands; any other `f` is left out of the check and counted. */
+export const MODEL_OPERATIONS: Readonly<Record<string, readonly string[]>> = {
+  register: ['read', 'write'],
+  'cas-register': ['read', 'write', 'cas'],
+  kv: ['get', 'put', 'append'],
+  mutex: ['acquire', 'release'],
+  'fenced-register': ['read', 'write'],
+  set: ['add', 'read'],
+  'multi-register': ['txn'],
+};
+
+/** Models that start from a value `--initial-value` can set. */
+export const INITIAL_VALUE_MODELS: readonly string[] = [
+  'register',
+  'cas-register',
+  'fenced-register',
+  'multi-register',
+];
+
+/** Models whose `read` returns the register's value, so a nil read may mean "unknown" (knossos). */
+const NIL_READ_MODELS: ReadonlySet<string> = new Set(['register', 'cas-register', 'fenced-register']);
+
+/**
+ * `--initial-value` text → a value: EDN (`0`, `nil`, `"a"`, `:k`, `{:x 0}`), `null` also meaning nil.
+ * Throws `HistoryShapeError` for text that is no single EDN value.
+ */
+export function parseInitialValue(text: string): unknown {
+  if (text.trim() === 'null') return null;
+  const reader = new EdnReader(text, '--initial-value');
+  const value = reader.read();
+  if (!reader.atEnd()) throw new HistoryShapeError('--initial-value', `expected one EDN value, got ${text}`);
+  return plain(value, true);
+}
+
+/** A built-in model by name with the initial value (when given), or undefined for an unknown name. */
+export function modelWithInitialValue(name: string, initialValue?: unknown): AnyModel | undefined {
+  if (initialValue === undefined) return modelByName(name);
+  switch (name) {
+    case 'register':
+      return register({ initial: initialValue });
+    case 'cas-register':
+      return casRegister({ initial: initialValue });
+    case 'fenced-register':
+      return fencedRegister(initialValue);
+    case 'multi-register': {
+      if (initialValue === null || typeof initialValue !== 'object' || Array.isArray(initialValue)) {
+        throw new HistoryShapeError(
+          '--initial-value',
+          `the multi-register model starts from a map of registers ({:x 0, :y 0}), got ${showValue(initialValue)}`,
+        );
+      }
+      return multiRegister(initialValue as Record<string, unknown>);
+    }
+    default:
+      throw new HistoryShapeError(
+        '--initial-value',
+        `the ${name} model has no initial value to set (only ${INITIAL_VALUE_MODELS.join(', ')})`,
+      );
+  }
+}
+
+/**
+ * Reads paired operations as the chosen semantics says, for model `modelName`: ops with an `f` the
+ * model has no operation for are left out (counted by `f`); `jepsen.independent` tuples are split
+ * by key (each op gets `key`, its values unwrapped) when `independent` is `on`, or `auto` finds every
+ * op of the model a tuple; under `knossos`, completed reads of nil are left out (a read of an unknown
+ * value constrains nothing and changes nothing). Returns new operations, ids renumbered 0…n-1, and
+ * the model (partitioned by key when split). Throws `HistoryShapeError` when `on` meets an op that
+ * is no tuple, or a completion naming another key than its invoke.
+ */
+export function applySemantics(
+  ops: readonly Operation[],
+  modelName: string,
+  model: AnyModel,
+  options: SemanticsOptions,
+): { ops: Operation[]; model: AnyModel; applied: AppliedSemantics } {
+  const mode = options.independent ?? 'auto';
+  const known = MODEL_OPERATIONS[modelName];
+  const byF: Record<string, number> = Object.create(null);
+  let ignored = 0;
+  const concerned: Operation[] = [];
+  for (const op of ops) {
+    if (known !== undefined && !known.includes(op.f)) {
+      byF[op.f] = (byF[op.f] ?? 0) + 1;
+      ignored++;
+    } else concerned.push({ ...op });
+  }
+
+  let split = false;
+  let why: string | undefined;
+  if (mode === 'on') {
+    if (model.partition !== undefined)
+      throw new HistoryShapeError(
+        '--independent on',
+        `the ${modelName} model already splits ops by their key`,
+      );
+    split = true;
+  } else if (mode === 'auto') {
+    if (model.partition !== undefined) why = `the ${modelName} model splits by key itself`;
+    else if (concerned.length === 0) why = 'no op of the model';
+    else {
+      const first = concerned.find((op) => !looksIndependent(op));
+      if (first === undefined) split = true;
+      else why = `op ${first.id} (${first.f} ${showValue(first.input ?? null)}) is no [key value] tuple`;
+    }
+  }
+  const keys = new Set<string>();
+  if (split) {
+    const names = keyNames(concerned);
+    for (const op of concerned) {
+      const input = op.input;
+      if (!isTuple(input))
+        throw new HistoryShapeError(
+          `op ${op.id}`,
+          `--independent on: ${op.f} ${showValue(input ?? null)} is no [key value] tuple`,
+        );
+      const key = input[0];
+      op.key = names.get(canonicalJson(key)) as string;
+      op.input = input[1];
+      const output = op.output;
+      if (isTuple(output)) {
+        if (canonicalJson(output[0]) !== canonicalJson(key)) {
+          throw new HistoryShapeError(
+            `op ${op.id}`,
+            `its completion names key ${showValue(output[0])}, its invoke key ${showValue(key)}`,
+          );
+        }
+        op.output = output[1];
+      }
+    }
+  }
+
+  let nilReadsUnknown = 0;
+  const kept: Operation[] = [];
+  for (const op of concerned) {
+    if (
+      options.semantics === 'knossos' &&
+      NIL_READ_MODELS.has(modelName) &&
+      op.f === 'read' &&
+      op.status === 'ok' &&
+      (op.output === null || op.output === undefined)
+    ) {
+      nilReadsUnknown++;
+      continue;
+    }
+    kept.push(op);
+    if (split) keys.add(op.key as string);
+  }
+  for (let i = 0; i < kept.length; i++) (kept[i] as Operation).id = i;
+
+  const partitioned: AnyModel = split ? { ...model, partition: (op: Operation) => op.key ?? '' } : model;
+  return {
+    ops: kept,
+    model: partitioned,
+    applied: {
+      name: options.semantics,
+      nilReads: options.semantics === 'knossos' && NIL_READ_MODELS.has(modelName) ? 'unknown' : 'value',
+      nilReadsUnknown,
+      nilKeyword: options.semantics === 'knossos',
+      initialValue: options.initialValue ?? null,
+      independent: { mode, applied: split, keys: keys.size, ...(why === undefined ? {} : { why }) },
+      ignored: { ops: ignored, byF },
+    },
+  };
+}
+
+function isTuple(value: unknown): value is [unknown, unknown] {
+  return Array.isArray(value) && value.length === 2;
+}
+
+/** A key Jepsen would write: a number, string (keywords read as strings), boolean or big integer. */
+function isScalarKey(value: unknown): boolean {
+  const t = typeof value;
+  return t === 'number' || t === 'string' || t === 'bigint' || t === 'boolean';
+}
+
+/**
+ * Is this op of a `jepsen.independent` history? Its invoke value is `[key value]` with a scalar
+ * key, a cas's value `[key [old new]]`, and a completed op's result `[key value]` with the same key.
+ * A plain history fails at its first read (invoked with nil) or cas (`[old new]`, new no pair).
+ */
+function looksIndependent(op: Operation): boolean {
+  const input = op.input;
+  if (!isTuple(input) || !isScalarKey(input[0])) return false;
+  if (op.f === 'cas' && !isTuple(input[1])) return false;
+  if (op.status !== 'ok') return true;
+  const output = op.output;
+  return isTuple(output) && canonicalJson(output[0]) === canonicalJson(input[0]);
+}
+
+/**
+ * Each key's name in reports: a string as itself, anything else as its JSON text (2, true, [1,2]);
+ * if two different keys would share a name (2 and "2"), every string key is written as JSON too.
+ */
+function keyNames(ops: readonly Operation[]): Map<string, string> {
+  const canonical = new Map<string, unknown>();
+  for (const op of ops) {
+    if (isTuple(op.input)) canonical.set(canonicalJson(op.input[0]), op.input[0]);
+  }
+  const names = new Map<string, string>();
+  const bare = (key: unknown) => (typeof key === 'string' ? key : canonicalJson(key));
+  const taken = new Set<string>();
+  let clash = false;
+  for (const key of canonical.values()) {
+    const name = bare(key);
+    if (taken.has(name)) clash = true;
+    taken.add(name);
+  }
+  for (const [text, key] of canonical) names.set(text, clash ? text : bare(key));
+  return names;
+}
