@@ -3,9 +3,10 @@
  * `fencekit`: run lock workloads against real servers under faults, check the histories, publish the
  * report. Progress goes to stderr; the report's location and verdicts to stdout.
  */
+import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { escapeText } from '@fencekit/checker';
-import { Command, Option } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { BACKENDS } from './backends/types.js';
 import { recheckRun } from './check/recheck.js';
 import { ignoreInheritedMutant, mutantsCommand, runWithMutant } from './mutation/command.js';
@@ -20,12 +21,19 @@ import { OptionsError, parseRunOptions } from './run/options.js';
 import { consoleProgress } from './run/progress.js';
 import { runOnce } from './run/run.js';
 import { describeEvidence } from './suite/evidence.js';
-import { parseSeeds, selectEntries, suiteMatrix } from './suite/matrix.js';
-import { suiteResults } from './suite/results.js';
+import { suiteExitCode } from './suite/exit.js';
+import { parseFirstSeed, parseProvider, parseSeeds, selectEntries, suiteMatrix } from './suite/matrix.js';
+import { type SuiteResults, suiteResults } from './suite/results.js';
+import type { SuiteOutcome } from './suite/suite.js';
 import { runSuite } from './suite/suite.js';
 import { WORKLOADS } from './workloads/types.js';
 
+/** `run` and `check` exit by verdict; 3 is a failure (servers, files), 64 a usage error (never 1: illegal). */
 const EXIT: Record<string, number> = { ok: 0, illegal: 1, unknown: 2 };
+const EXIT_FAILED = 3;
+const EXIT_USAGE = 64;
+/** package.json sits one level above both src/ and dist/. */
+const VERSION = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
 /** What was open before any command ran (stdio and the like): only what a command adds counts as left. */
 void process.stdout;
 void process.stderr;
@@ -49,7 +57,15 @@ function interruptible(): AbortSignal {
 
 const program = new Command('fencekit')
   .description('Jepsen-style harness: lock clients against real clusters under faults, checked and reported')
+  .version(VERSION, '-V, --version', 'print the version')
+  // Commander's own refusals (unknown option or command, missing argument) exit 64 like ours, not 1;
+  // set before the commands are added, which inherit it.
+  .exitOverride()
   .showHelpAfterError()
+  .addHelpText(
+    'after',
+    '\nExit codes: run and check 0 ok, 1 illegal, 2 unknown; suite 0 all as predicted, 1 a verdict not as predicted;\n3 a failure (a run that errored, servers, files); 64 a usage error. Durations: 500ms, 30s, 2m, 1h (a bare number is seconds).',
+  )
   // A reports directory that cannot take files fails at once (exit 3), before servers or clients start.
   .hook('preAction', (_program, command) => {
     const out = command.opts().out;
@@ -75,6 +91,10 @@ program
   .option('--tick <duration>', 'cron tick', '100ms')
   .option('--out <dir>', 'reports directory', 'reports')
   .option('--mutant <name>', 'mutation mode: the clients run this broken adapter variant (@fencekit/mutants)')
+  .option(
+    '--json',
+    'print the result as JSON on stdout (verdict, run id, directory, page, results.json, the fields of run.json)',
+  )
   .action(async (o: Record<string, string | boolean | undefined>) => {
     const options = parseRunOptions({
       backend: o.backend as never,
@@ -99,7 +119,22 @@ program
           runOnce(options, { signal, sink: progress }),
         )
       : await runOnce(options, { signal, sink: progress });
-    process.stdout.write(`${run.verdict}\t${resolve(run.dir, 'index.html')}\n`);
+    process.stdout.write(
+      o.json
+        ? `${JSON.stringify(
+            {
+              verdict: run.verdict,
+              id: run.id,
+              dir: resolve(run.dir),
+              page: resolve(run.dir, 'index.html'),
+              results: resolve(run.dir, 'results.json'),
+              meta: run.meta,
+            },
+            null,
+            2,
+          )}\n`
+        : `${run.verdict}\t${resolve(run.dir, 'index.html')}\n`,
+    );
     process.exitCode = EXIT[run.verdict];
   });
 
@@ -107,28 +142,41 @@ program
   .command('suite')
   .description('the backend × fault × fencing matrix; prints where the report is')
   .option('--short', 'a few seconds per run: the whole matrix in minutes')
-  .option('--seeds <n>', 'seeds per cell')
+  .option('--seeds <n>', 'seeds per cell (1..1000; default 1 with --short, else 3)')
+  .option('--seed <n>', 'first seed of every cell (then n+1, …)', String(7))
   .option('--backends <list>', `only these backends (${BACKENDS.join(', ')})`)
   .option('--faults <list>', 'only the cells whose faults include one of these')
   .option('--provider <name>', 'auto, local, docker', 'auto')
   .option('--out <dir>', 'reports directory', 'reports')
+  .option('--json', 'print the runs and the per-cell figures as JSON on stdout (instead of the tables)')
   .action(
     async (o: {
       short?: boolean;
       seeds?: string;
+      seed?: string;
       backends?: string;
       faults?: string;
       provider: string;
       out: string;
+      json?: boolean;
     }) => {
-      const entries = selectEntries(suiteMatrix(Boolean(o.short), parseSeeds(o.seeds)), o);
+      const provider = parseProvider(o.provider);
+      const matrix = suiteMatrix(Boolean(o.short), parseSeeds(o.seeds), parseFirstSeed(o.seed));
+      const entries = selectEntries(matrix, o);
       const started = performance.now();
       const outcomes = await runSuite(entries, {
         out: o.out,
-        provider: o.provider as 'auto',
+        provider,
         signal: interruptible(),
         sink: progress,
       });
+      process.exitCode = suiteExitCode(outcomes);
+      if (o.json) {
+        process.stdout.write(
+          `${JSON.stringify(suiteJson(outcomes, suiteResults(outcomes), o.out), null, 2)}\n`,
+        );
+        return;
+      }
       const minutes = ((performance.now() - started) / 60_000).toFixed(1);
       for (const x of outcomes) {
         const verdict = x.run?.verdict ?? 'not run';
@@ -199,13 +247,44 @@ program
     process.stdout.write(`${pages} run pages; ${resolve(index)}\n`);
   });
 
+/** `suite --json`: each run as predicted or not, and the per-cell figures results.json holds. */
+function suiteJson(outcomes: readonly SuiteOutcome[], results: SuiteResults, out: string) {
+  return {
+    kind: 'fencekit-suite-runs',
+    agrees: outcomes.every((x) => x.agrees),
+    report: resolve(out, 'index.html'),
+    results: resolve(out, 'results.json'),
+    runs: outcomes.map((x) => ({
+      backend: x.entry.options.backend,
+      workload: x.entry.options.workload,
+      fault: x.entry.options.fault ?? 'none',
+      scenario: x.entry.options.scenario ?? null,
+      fencing: x.entry.options.fencing ?? true,
+      seed: x.entry.options.seed ?? null,
+      why: x.entry.why,
+      predicted: x.entry.expect,
+      verdict: x.run?.verdict ?? null,
+      agrees: x.agrees,
+      id: x.run?.id ?? null,
+      page: x.run ? resolve(x.run.dir, 'index.html') : null,
+      error: x.error ?? null,
+    })),
+    cells: results.cells,
+  };
+}
+
 program
   .parseAsync()
   .catch((error: unknown) => {
+    if (error instanceof CommanderError) {
+      // Commander has printed its message (or the help, or the version) already.
+      process.exitCode = error.exitCode === 0 ? 0 : EXIT_USAGE;
+      return;
+    }
     const message = error instanceof Error ? error.message : String(error);
     // Messages may name paths from a directory listing (a run directory's name): no raw escapes.
     process.stderr.write(`fencekit: ${escapeText(message)}\n`);
-    process.exitCode = error instanceof OptionsError ? 64 : 3;
+    process.exitCode = error instanceof OptionsError ? EXIT_USAGE : EXIT_FAILED;
   })
   // Every server and process was torn down by now. Anything still open was left by a library: name it
   // (a silent exit would hide the bug), then exit explicitly. Ending by running out of work is not an

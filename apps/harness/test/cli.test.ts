@@ -88,3 +88,49 @@ describe('fencekit CLI', () => {
     for (const pid of pids) expect(alive(pid)).toBe(false);
   });
 });
+
+describe('fencekit CLI conventions (issue #16)', () => {
+  it('prints its version and exits 0', async () => {
+    const r = await fencekit(['--version']);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it.each([
+    [['run', '--bogus'], /unknown option '--bogus'/],
+    [['launch'], /unknown command 'launch'/],
+    [['check'], /missing required argument/],
+    [['suite', '--seeds', '0x3'], /--seeds: a whole number from 1 to 1000/],
+    [['suite', '--seeds', ''], /--seeds: a whole number from 1 to 1000/],
+    [['suite', '--provider', 'mars'], /--provider: auto, local or docker/],
+    [['suite', '--seed', '-1'], /--seed: a whole number/],
+    [['run', '--backend', 'memory', '--time', '0s'], /"0s" is not a duration above zero/],
+    [['run', '--backend', 'memory', '--provider', 'mars'], /--provider/],
+  ])('exits 64 (a usage error, never 1) for %j', async (args, message) => {
+    // `--out` where the command has it, so nothing lands in the working directory.
+    const r = await fencekit(args[0] === 'run' || args[0] === 'suite' ? [...args, '--out', out] : args);
+    expect(r.code).toBe(64);
+    expect(r.stderr).toMatch(message);
+  });
+
+  it('run --json prints the result as one JSON document on stdout', async () => {
+    const r = await fencekit([
+      'run',
+      '--backend',
+      'memory',
+      '--clients',
+      '2',
+      '--time',
+      '1s',
+      '--json',
+      '--out',
+      out,
+    ]);
+    expect(r.code).toBe(0);
+    const result = JSON.parse(r.stdout);
+    expect(result.verdict).toBe('ok');
+    expect(result.page).toMatch(/index\.html$/);
+    expect(JSON.parse(readFileSync(result.results, 'utf8')).verdict).toBe('ok');
+    expect(result.meta.backend).toBe('memory');
+  });
+});

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { constants, realpathSync } from 'node:fs';
 import { access, stat, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
@@ -21,8 +22,14 @@ import { escapeJson, escapeLine, escapeText } from './cli/terminal.js';
 import { renderHtml } from './html/render.js';
 import { builtinModels } from './models/registry.js';
 
-/** Exit codes: the verdict, or 3 when the input could not be checked at all. */
-export const EXIT = { ok: 0, illegal: 1, unknown: 2, badInput: 3 } as const;
+/**
+ * Exit codes: the verdict; 3 when the input could not be checked at all (unreadable, malformed); 64
+ * (BSD's EX_USAGE) for a command line that does not say what to do: never 1, which means illegal.
+ */
+export const EXIT = { ok: 0, illegal: 1, unknown: 2, badInput: 3, usage: 64 } as const;
+
+/** This package's version (package.json sits one level above both src/ and dist/). */
+const VERSION = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
 
 interface Io {
   stdout: (text: string) => void;
@@ -31,7 +38,7 @@ interface Io {
 
 /**
  * `fencekit-check <history> --model <m> | --checker <c,…> [options]` as a function: `argv` without the
- * node and script paths; returns the exit code (0 ok, 1 illegal, 2 unknown, 3 bad input).
+ * node and script paths; returns the exit code (0 ok, 1 illegal, 2 unknown, 3 bad input, 64 usage).
  */
 export async function main(argv: readonly string[], io: Io = defaultIo): Promise<number> {
   const program = command(io);
@@ -40,12 +47,17 @@ export async function main(argv: readonly string[], io: Io = defaultIo): Promise
   } catch (error) {
     if (error instanceof CommanderError) {
       // --help and --version exit 0; everything else commander refuses is a usage error.
-      return error.exitCode === 0 ? EXIT.ok : EXIT.badInput;
+      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
     throw error;
   }
   const file = program.args[0] as string;
   const options = program.opts<CliOptions>();
+  if (options.model === undefined && options.checker === undefined) {
+    io.stderr('fencekit-check: say what to check: --model <model> and/or --checker <names>\n');
+    io.stderr('(run fencekit-check --help for usage)\n');
+    return EXIT.usage;
+  }
   try {
     // A report that cannot be written is a bad flag: found before a long check, not after it.
     if (options.html !== undefined) await assertWritable(options.html, file);
@@ -113,6 +125,7 @@ async function assertWritable(path: string, history?: string): Promise<void> {
 function command(io: Io): Command {
   return new Command('fencekit-check')
     .description('Check a history: linearizability against a model, and/or lock checks on a harness history.')
+    .version(VERSION, '-V, --version', 'print the version')
     .argument('<history>', 'history file (history.jsonl, Jepsen EDN, porcupine log)')
     .addOption(new Option('--model <model>', 'linearizability model').choices(Object.keys(builtinModels)))
     .option(
@@ -172,7 +185,7 @@ function command(io: Io): Command {
     .showHelpAfterError('(run fencekit-check --help for usage)')
     .addHelpText(
       'after',
-      '\nExit codes: 0 ok, 1 illegal, 2 unknown (time or memory ran out, or a check crashed), 3 bad input.',
+      '\nExit codes: 0 ok, 1 illegal, 2 unknown (time or memory ran out, a check crashed, or nothing to check), 3 bad input (unreadable or malformed), 64 usage error.',
     );
 }
 

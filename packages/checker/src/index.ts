@@ -15,6 +15,8 @@ export * from './html/index.js';
 export * from './linearizability/index.js';
 export * from './lock/index.js';
 export * from './models/index.js';
+/** The duration and size syntax of fencekit's command lines (`fencekit-check` and `fencekit`). */
+export { parseDuration, parseSize, UnitSyntaxError } from './units.js';
 export {
   type Checker,
   type CheckResult,

@@ -188,18 +188,36 @@ describe('fencekit-check lock checkers', () => {
   });
 });
 
-describe('fencekit-check bad input', () => {
+describe('fencekit-check usage errors (exit 64, never 1)', () => {
   it.each([
-    [['nope.jsonl', '--checker', 'mutex'], /cannot read nope\.jsonl/],
     [[`${DATA}/porcupine/jepsen/etcd_000.log`], /--model <model> and\/or --checker/],
     [[`${DATA}/porcupine/jepsen/etcd_000.log`, '--model', 'btree'], /Allowed choices are/],
     [[`${DATA}/porcupine/jepsen/etcd_000.log`, '--model', 'register', '--timeout', 'soon'], /duration/],
-    [[`${DATA}/knossos/mutex/bad/etcd.edn`, '--checker', 'mutex'], /read harness histories \(jsonl\)/],
+    [[`${DATA}/porcupine/jepsen/etcd_000.log`, '--model', 'register', '--timeout', '0s'], /above zero/],
     [[`${DATA}/porcupine/jepsen/etcd_000.log`, '--checker', 'paxos'], /"paxos" is not one of/],
     [
       [`${DATA}/porcupine/jepsen/etcd_000.log`, '--model', 'register', '--memory', 'lots'],
-      /size such as 512MiB/,
+      /size such as 512MiB|not a size/,
     ],
+    [[`${DATA}/porcupine/jepsen/etcd_000.log`, '--model', 'register', '--bogus'], /unknown option '--bogus'/],
+    [['--model', 'register'], /missing required argument 'history'/],
+  ])('exits 64 for %j', async (argv, message) => {
+    const { code, err } = await run(...argv);
+    expect(code).toBe(64);
+    expect(err).toMatch(message);
+  });
+
+  it('prints its version with --version and exits 0', async () => {
+    const { code, out } = await run('--version');
+    expect(code).toBe(0);
+    expect(out.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+});
+
+describe('fencekit-check bad input', () => {
+  it.each([
+    [['nope.jsonl', '--checker', 'mutex'], /cannot read nope\.jsonl/],
+    [[`${DATA}/knossos/mutex/bad/etcd.edn`, '--checker', 'mutex'], /read harness histories \(jsonl\)/],
     [
       [
         `${DATA}/porcupine/jepsen/etcd_101.log`,
@@ -530,7 +548,7 @@ describe('fencekit-check on hostile input (issue #14)', () => {
     expect(raw(badShape.err)).toBe(false);
     expect(badShape.err).toContain('\\u001b[31m\\x9b');
     const flag = await run(path, '--model', 'x\u001b[31m\u009b');
-    expect(flag.code).toBe(3);
+    expect(flag.code).toBe(64); // a usage error
     expect(raw(flag.err)).toBe(false);
     const named = await run(join(dir, 'e\u001b[31m.jsonl'), '--model', 'register');
     expect(named.code).toBe(3);
@@ -541,7 +559,7 @@ describe('fencekit-check on hostile input (issue #14)', () => {
     const file = await writeHistory('stock.jsonl', overlappingInventory());
     for (const stock of ['', ' ', '0x10', '1e3', '-1', '2.5']) {
       const { code, out } = await run(file, '--checker', 'inventory', '--initial-stock', stock);
-      expect(code, JSON.stringify(stock)).toBe(3);
+      expect(code, JSON.stringify(stock)).toBe(64); // a usage error
       expect(out).toBe('');
     }
   });

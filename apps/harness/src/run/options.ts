@@ -1,3 +1,4 @@
+import { parseDuration } from '@fencekit/checker';
 import { z } from 'zod';
 import { BACKENDS } from '../backends/types.js';
 import { zkSessionProblem } from '../backends/zk.js';
@@ -5,14 +6,8 @@ import { FAULT_NAMES, FAULTS, type FaultName } from '../nemesis/faults.js';
 import { SCENARIO_NAMES, type ScenarioName } from '../nemesis/scenarios.js';
 import { WORKLOADS } from '../workloads/types.js';
 
-/** "60s", "1.5m", "500ms", or a bare number of seconds → milliseconds. */
-export function parseDuration(text: string): number {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(text.trim());
-  if (!match) throw new Error(`"${text}" is not a duration (examples: 500ms, 30s, 2m)`);
-  const n = Number(match[1]);
-  const unit = match[2] ?? 's';
-  return Math.round(unit === 'ms' ? n : unit === 's' ? n * 1_000 : n * 60_000);
-}
+/** The one duration syntax of both CLIs (fencekit-check's): "500ms", "30s", "1.5m", "1h", a bare number of seconds. */
+export { parseDuration } from '@fencekit/checker';
 
 const faultList = z.string().transform((text, ctx) => {
   const names = text

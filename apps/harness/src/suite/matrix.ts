@@ -22,8 +22,9 @@ const e = (options: SuiteEntry['options'], expect: SuiteEntry['expect'], why: st
 /**
  * The measured version of the seed's closing table. `short` keeps each run to a few seconds so the
  * whole matrix fits in minutes on two cores; the full suite runs longer with more clients and seeds.
+ * The seeds are `firstSeed`, `firstSeed + 1`, … (`suite --seed`, default 7).
  */
-export function suiteMatrix(short: boolean, seeds = short ? 1 : 3): SuiteEntry[] {
+export function suiteMatrix(short: boolean, seeds = short ? 1 : 3, firstSeed = FIRST_SEED): SuiteEntry[] {
   // Consensus stores need longer runs: their TTL floor (1–2 s) sets how long each fault is held.
   const quick = short ? '5s' : '30s';
   const slow = short ? '12s' : '60s';
@@ -32,8 +33,8 @@ export function suiteMatrix(short: boolean, seeds = short ? 1 : 3): SuiteEntry[]
   const clients = short ? 4 : 8;
   const entries: SuiteEntry[] = [];
   for (let s = 0; s < seeds; s++) {
-    const q = { clients, time: quick, seed: 7 + s };
-    const l = { clients, time: slow, seed: 7 + s };
+    const q = { clients, time: quick, seed: firstSeed + s };
+    const l = { clients, time: slow, seed: firstSeed + s };
     entries.push(
       e(
         { ...q, backend: 'memory', workload: 'inventory', fault: 'none' },
@@ -165,14 +166,36 @@ export function suiteMatrix(short: boolean, seeds = short ? 1 : 3): SuiteEntry[]
   return entries;
 }
 
-/** `suite --seeds`: a whole number of seeds per cell (the default: 1 short, 3 full). */
-export function parseSeeds(text: string | undefined): number | undefined {
+/** The suite's first seed unless `--seed` says otherwise. */
+export const FIRST_SEED = 7;
+
+/**
+ * `suite --seeds` (and `mutants --seeds`): a whole number of seeds per cell (the default: 1 short, 3
+ * full). Decimal digits only: `Number` would take "", " ", "0x3" and "1e2".
+ */
+export function parseSeeds(text: string | undefined, option = '--seeds'): number | undefined {
   if (text === undefined) return undefined;
   const seeds = Number(text);
-  if (!Number.isInteger(seeds) || seeds < 1 || seeds > 1_000) {
-    throw new OptionsError(`--seeds: a whole number from 1 to 1000, got "${text}"`);
+  if (!/^\d+$/.test(text) || seeds < 1 || seeds > 1_000) {
+    throw new OptionsError(`${option}: a whole number from 1 to 1000, got "${text}"`);
   }
   return seeds;
+}
+
+/** `suite --seed`: the first seed of every cell (decimal digits, at most 2^31 - 1). */
+export function parseFirstSeed(text: string | undefined): number {
+  if (text === undefined) return FIRST_SEED;
+  const seed = Number(text);
+  if (!/^\d+$/.test(text) || seed > 2 ** 31 - 1) {
+    throw new OptionsError(`--seed: a whole number from 0 to 2147483647, got "${text}"`);
+  }
+  return seed;
+}
+
+/** `--provider` of `suite` and `mutants` (`run` checks it with the other run options). */
+export function parseProvider(text: string): 'auto' | 'local' | 'docker' {
+  if (text === 'auto' || text === 'local' || text === 'docker') return text;
+  throw new OptionsError(`--provider: auto, local or docker, got "${text}"`);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from 'commander';
 import type { HistoryFormat } from '../history/load.js';
 import type { IndependentMode, SemanticsName } from '../models/semantics.js';
+import { parseDuration as parseDurationText, parseSize as parseSizeText, UnitSyntaxError } from '../units.js';
 
 /** The lock checks the CLI can run, by name. */
 export const LOCK_CHECKERS = ['mutex', 'fence', 'inventory', 'cron', 'election'] as const;
@@ -57,32 +58,23 @@ export function lockCheckers(choice: readonly CheckerChoice[]): {
   return { run: [...LOCK_CHECKERS], optional: new Set(LOCK_CHECKERS.filter((c) => !named.includes(c))) };
 }
 
-/** "60s", "500ms", "2m", "1.5h", or a bare number of seconds → milliseconds. */
+/** `--timeout`: the shared duration syntax (../units.ts), refused the way commander reports a bad argument. */
 export function parseDuration(value: string): number {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(value.trim());
-  if (match === null) throw new InvalidArgumentError('expected a duration such as 500ms, 60s or 2m.');
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(match[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
-  const ms = Number(match[1]) * unit;
-  if (!(ms > 0)) throw new InvalidArgumentError('expected a duration above zero.');
-  return ms;
+  return asArgument(() => parseDurationText(value));
 }
 
-/** "512MiB", "1GiB", "300MB", or a bare number of bytes → bytes. */
+/** `--memory`: the shared size syntax (../units.ts). */
 export function parseSize(value: string): number {
-  const match = /^(\d+(?:\.\d+)?)\s*(B|KB|MB|GB|KiB|MiB|GiB)?$/i.exec(value.trim());
-  if (match === null) throw new InvalidArgumentError('expected a size such as 512MiB or 1GiB.');
-  const units: Record<string, number> = {
-    b: 1,
-    kb: 1e3,
-    mb: 1e6,
-    gb: 1e9,
-    kib: 2 ** 10,
-    mib: 2 ** 20,
-    gib: 2 ** 30,
-  };
-  const bytes = Number(match[1]) * (units[(match[2] ?? 'b').toLowerCase()] ?? 1);
-  if (!(bytes >= 1)) throw new InvalidArgumentError('expected a size of at least one byte.');
-  return Math.floor(bytes);
+  return asArgument(() => parseSizeText(value));
+}
+
+function asArgument(parse: () => number): number {
+  try {
+    return parse();
+  } catch (error) {
+    if (error instanceof UnitSyntaxError) throw new InvalidArgumentError(`${error.message}.`);
+    throw error;
+  }
 }
 
 /** Decimal digits only: `Number('')` and `Number(' ')` are 0, and `0x10` or `1e3` are no stock counts. */
