@@ -63,6 +63,38 @@ describe('report pages', () => {
     await page.close();
   });
 
+  it('the timeline draws each fault’s applied window and, apart from it, the window its effect was observed in (#20)', async () => {
+    const applied = convicted.run.meta.faultsApplied.filter((f) => f.applied);
+    const seen = applied.filter((f) => f.observed?.started?.seen && f.observed.healed?.seen);
+    expect(seen.length, JSON.stringify(applied)).toBe(applied.length);
+    expect(seen.length).toBeGreaterThan(0);
+    const { page, errors } = await open(join(convicted.run.dir, 'index.html'));
+    const bands = page.locator('#timeline rect.fault');
+    const bars = page.locator('#timeline rect.observed');
+    expect(await bars.count()).toBe(seen.length);
+    const boxes = async (l: typeof bars) => {
+      const all = [];
+      for (let i = 0; i < (await l.count()); i++) all.push((await l.nth(i).boundingBox())!);
+      return all;
+    };
+    const applies = await boxes(bands);
+    for (const [i, bar] of (await boxes(bars)).entries()) {
+      // Drawn on the strip above the lanes, not as another shaded band, and where its fault was applied: it
+      // begins after the fault's start (the probe looks once it has acted) and covers most of the band.
+      expect(await bars.nth(i).getAttribute('data-fault')).toBe(seen[i]!.fault);
+      expect(await bars.nth(i).getAttribute('data-ended')).toBe('true');
+      const band = applies.find((b) => bar.x >= b.x - 2 && bar.x <= b.x + b.width);
+      expect(band, JSON.stringify({ bar, applies })).toBeDefined();
+      expect(bar.y + bar.height).toBeLessThanOrEqual(band!.y + 1);
+      expect(bar.width).toBeGreaterThan(band!.width * 0.5);
+      expect(bar.x + bar.width).toBeLessThan(band!.x + band!.width * 1.5 + 4);
+    }
+    expect(await page.locator('#timeline line.observed-edge').count()).toBe(2 * seen.length);
+    expect(await page.locator('#timeline text', { hasText: 'observed' }).count()).toBe(1);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it('the checkers’ figures read as key: value pairs that wrap within a narrow window', async () => {
     const { page, errors } = await open(join(convicted.run.dir, 'index.html'));
     await page.setViewportSize({ width: 700, height: 900 });

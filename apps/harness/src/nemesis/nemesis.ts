@@ -76,7 +76,10 @@ export async function runSchedule(
     }
     if (isAimedFault(item.fault)) {
       // The fault is sized by the session; the schedule only says how long to wait for its moment.
-      applied.push(await runAimedFault(item.fault, context, random, item.waitMs ?? item.durationMs));
+      const summary = await runAimedFault(item.fault, context, random, item.waitMs ?? item.durationMs);
+      // An aimed fault that acted but brought no probe of its effect cannot clear a run (#20).
+      if (summary.applied && !summary.observed) summary.observed = { started: unprobed(context, item.fault) };
+      applied.push(summary);
       continue;
     }
     if (item.fault === CLOSING_FAULT) continue;
@@ -110,6 +113,12 @@ export async function runSchedule(
     summary.observed = { started: shown, ...(gone ? { healed: gone } : {}) };
   }
   return applied;
+}
+
+/** The record of a fault applied with no independent probe of its effect: not seen, and why. */
+function unprobed(context: NemesisContext, fault: string) {
+  const atMs = Math.round(performance.now() - context.startedAt);
+  return { seen: false, detail: `no independent probe for ${fault}`, atMs };
 }
 
 /** The final heal before the recovery phase: undo everything, whatever the schedule did. */

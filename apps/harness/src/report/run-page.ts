@@ -4,7 +4,7 @@ import type { RunMeta, RunResults } from '../run/output.js';
 import { figuresHtml } from './figures.js';
 import { esc, page, verdictBadge } from './html.js';
 import { writeOwnPage } from './ownership.js';
-import { faultColour, plotSvg, type Series, timelineSvg } from './svg.js';
+import { faultColour, type ObservedSpan, plotSvg, type Series, timelineSvg } from './svg.js';
 import { buildTimeline } from './timeline-data.js';
 import { violationMarks } from './violations.js';
 import { type Warn, warnOnStderr } from './warnings.js';
@@ -41,8 +41,8 @@ ${results.problems.length ? `<p><strong>History incomplete:</strong> ${esc(resul
 <h2>Checkers</h2>
 ${checkerTable(results)}
 <h2>Timeline</h2>
-<p class="legend"><span><i class="swatch" style="background:#2da44e"></i>lock held (as the client believed)</span><span><i class="swatch" style="background:#54aeff"></i>op ok</span><span><i class="swatch" style="background:#ffcecb"></i>op failed</span><span><i class="swatch" style="background:#fff8c5;border:1px dashed #9a6700"></i>op outcome unknown</span><span>● write accepted by the resource</span><span style="color:#cf222e">✕ write refused (stale fence)</span><span style="color:#cf222e">▼ violation</span>${[...new Set(timeline.faults.map((f) => f.fault))].map((f) => `<span><i class="swatch" style="background:${faultColour(f)};opacity:.4"></i>${esc(f)}</span>`).join('')}</p>
-${timelineSvg(timeline, marks)}
+<p class="legend"><span><i class="swatch" style="background:#2da44e"></i>lock held (as the client believed)</span><span><i class="swatch" style="background:#54aeff"></i>op ok</span><span><i class="swatch" style="background:#ffcecb"></i>op failed</span><span><i class="swatch" style="background:#fff8c5;border:1px dashed #9a6700"></i>op outcome unknown</span><span>● write accepted by the resource</span><span style="color:#cf222e">✕ write refused (stale fence)</span><span style="color:#cf222e">▼ violation</span><span>shaded band: fault applied (start to stop op)</span><span>solid bar on the top strip, dashed edges: its effect as the probes observed it</span>${[...new Set(timeline.faults.map((f) => f.fault))].map((f) => `<span><i class="swatch" style="background:${faultColour(f)};opacity:.4"></i>${esc(f)}</span>`).join('')}</p>
+${timelineSvg(timeline, marks, observedSpans(meta, timeline))}
 <h2>Latency and throughput</h2>
 <div style="display:flex;gap:16px;flex-wrap:wrap">${latencyPlot(timeline)}${throughputPlot(timeline)}</div>
 <h2>Faults applied</h2>
@@ -104,6 +104,36 @@ function observedCells(f: RunMeta['faultsApplied'][number]): { observed: string;
   const healed = f.observed?.healed;
   const end = healed?.seen ? seconds(healed.atMs) : healed ? 'not seen to end' : 'heal not probed';
   return { observed: 'yes', window: `${seconds(started.atMs)} – ${end}` };
+}
+
+/**
+ * Each fault's observed window on the history's clock: the probes stamp it in ms from the run's start
+ * (`startedAtNs`; the timeline's first event in runs recorded before it was kept). An effect seen but never seen
+ * to end runs to the end of the history.
+ */
+export function observedSpans(meta: RunMeta, timeline: { t0: number; t1: number }): ObservedSpan[] {
+  const zero = meta.startedAtNs ?? timeline.t0;
+  const spans: ObservedSpan[] = [];
+  for (const f of meta.faultsApplied) {
+    const started = f.observed?.started;
+    if (!f.applied || !started?.seen) continue;
+    const healed = f.observed?.healed;
+    const ended = healed?.seen === true;
+    const end = ended ? zero + healed.atMs * 1e6 : timeline.t1;
+    const where = f.target.node
+      ? ` on ${f.target.node}`
+      : f.target.client === undefined
+        ? ''
+        : ` on client ${f.target.client}`;
+    spans.push({
+      fault: f.fault,
+      start: zero + started.atMs * 1e6,
+      end,
+      ended,
+      label: `${f.fault}${where}: effect observed ${seconds(started.atMs)} – ${ended ? seconds(healed.atMs) : 'not seen to end'} (${started.detail})`,
+    });
+  }
+  return spans;
 }
 
 function seconds(ms: number): string {

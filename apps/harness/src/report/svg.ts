@@ -11,6 +11,18 @@ export interface ViolationMark {
   label: string;
 }
 
+/**
+ * A fault's effect as the independent probes saw it (#20): from the probe that saw it take effect to the one that
+ * saw it gone after the heal (`ended` false: never seen to end, drawn to the end of the run).
+ */
+export interface ObservedSpan {
+  fault: string;
+  start: number;
+  end: number;
+  ended: boolean;
+  label: string;
+}
+
 const WIDTH = 1200;
 const LEFT = 80;
 const RIGHT = 16;
@@ -44,11 +56,22 @@ const OP_COLOURS: Record<string, string> = {
 export const faultColour = (fault: string) =>
   Object.hasOwn(FAULT_COLOURS, fault) ? FAULT_COLOURS[fault]! : '#6e7781';
 
-/** One lane per client: ops, lock-holding intervals, the resource's accepted/refused marks, faults, violations. */
-export function timelineSvg(t: Timeline, violations: readonly ViolationMark[]): string {
+/**
+ * One lane per client: ops, lock-holding intervals, the resource's accepted/refused marks, faults, violations.
+ * Each fault's applied window (its start op to its stop op) is a shaded band across the lanes; the window its
+ * effect was observed in, where the probes saw one, is a solid bar in the strip above the lanes, with dashed
+ * edges down through them.
+ */
+export function timelineSvg(
+  t: Timeline,
+  violations: readonly ViolationMark[],
+  observed: readonly ObservedSpan[] = [],
+): string {
   const span = Math.max(1, t.t1 - t.t0);
   const x = (time: number) => LEFT + ((time - t.t0) / span) * (WIDTH - LEFT - RIGHT);
-  const top = 24;
+  // Observed windows come from run.json, not the history: kept within the drawn span.
+  const within = (time: number) => x(Math.min(Math.max(time, t.t0), t.t1));
+  const top = 36;
   const height = top + t.lanes * LANE + 28;
   const out: string[] = [];
   out.push(
@@ -59,6 +82,21 @@ export function timelineSvg(t: Timeline, violations: readonly ViolationMark[]): 
     out.push(
       `<rect class="fault" data-fault="${esc(f.fault)}" x="${x(f.start).toFixed(1)}" y="${top - 4}" width="${w.toFixed(1)}" height="${t.lanes * LANE + 8}" fill="${faultColour(f.fault)}" fill-opacity="${f.applied ? 0.16 : 0.05}"><title>${esc(f.label)}</title></rect>`,
     );
+  }
+  if (observed.length > 0) out.push(`<text x="4" y="12">observed</text>`);
+  for (const o of observed) {
+    const x1 = within(o.start);
+    const w = Math.max(2, within(o.end) - x1);
+    const colour = faultColour(o.fault);
+    const bottom = top + t.lanes * LANE + 4;
+    out.push(
+      `<rect class="observed" data-fault="${esc(o.fault)}" data-ended="${o.ended}" x="${x1.toFixed(1)}" y="4" width="${w.toFixed(1)}" height="10" fill="${colour}"${o.ended ? '' : ' fill-opacity="0.45"'} stroke="${colour}"><title>${esc(o.label)}</title></rect>`,
+      `<line class="observed-edge" x1="${x1.toFixed(1)}" x2="${x1.toFixed(1)}" y1="14" y2="${bottom}" stroke="${colour}" stroke-dasharray="3 3"/>`,
+    );
+    if (o.ended)
+      out.push(
+        `<line class="observed-edge" x1="${(x1 + w).toFixed(1)}" x2="${(x1 + w).toFixed(1)}" y1="14" y2="${bottom}" stroke="${colour}" stroke-dasharray="3 3"/>`,
+      );
   }
   for (let lane = 0; lane < t.lanes; lane++) {
     const y = top + lane * LANE;
