@@ -96,6 +96,7 @@ export async function judgeRun(
     {
       workload: meta.workload,
       fenced: meta.safeFences,
+      fencing: meta.fencing,
       initialStock: meta.stock,
       ttlMs: meta.ttlMs,
       backend: meta.backend,
