@@ -2,7 +2,7 @@ import { pairOperations } from '../history/pairing.js';
 import type { HistoryEvent, Operation, Verdict } from '../history/types.js';
 import { type AnyModel, describeOperation } from '../models/model.js';
 import { layoutHistory, type SearchLayout } from './history-order.js';
-import { Search, type SearchStatus } from './search.js';
+import { Search, type SearchOptions, type SearchStatus } from './search.js';
 import { buildWitness, type Witness } from './witness.js';
 
 export interface CheckOptions {
@@ -18,6 +18,8 @@ export interface CheckOptions {
   convict?: boolean;
   /** When a conviction decides a partition, still search it for the longest linearizable prefix. Default false. */
   diagnose?: boolean;
+  /** Search variants (all sound); the defaults are the fastest. For cross-checks and benchmarks. */
+  search?: SearchOptions;
 }
 
 /** The verdict for one independent sub-history (one key, with P-compositionality). */
@@ -116,6 +118,7 @@ class CheckRun {
       memoryBytes: options.memoryBytes ?? 2 ** 30,
       sliceMs: options.sliceMs ?? 50,
       perPartition: options.perPartition ?? true,
+      search: options.search ?? {},
     };
     this.#ops = toOperations(history);
     this.#jobs = partition(this.#ops, model).map(([key, partOps]) => {
@@ -203,6 +206,7 @@ interface Budget {
   memoryBytes: number;
   sliceMs: number;
   perPartition: boolean;
+  search: SearchOptions;
 }
 
 /** Gives each undecided partition one slice, sharing the memory budget among the live searches. */
@@ -217,7 +221,7 @@ function roundRobinPass(
   for (const job of active) liveBytes += job.search?.bytes ?? 0;
   for (const job of active) {
     if (job.done) continue;
-    job.search ??= new Search(model, job.layout, job.prepared);
+    job.search ??= new Search(model, job.layout, job.prepared, budget.search);
     const search = job.search;
     const t = performance.now();
     const before = search.bytes;

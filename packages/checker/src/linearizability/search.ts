@@ -4,6 +4,14 @@ import { ConfigCache } from './cache.js';
 import type { SearchLayout } from './history-order.js';
 import { StateTable } from './states.js';
 
+/** Search variants, for cross-checks and measurements. */
+export interface SearchOptions {
+  /** Skip configurations that use more optional ops than an explored one with the same completed ops and state (default true). */
+  subsume?: boolean;
+  /** Skip an op placed right after optional ops when it does the same without them (default true). */
+  redundant?: boolean;
+}
+
 /** Where a search stands after `run`. */
 export type SearchStatus = 'ok' | 'illegal' | 'running' | 'out-of-memory';
 
@@ -63,6 +71,9 @@ export class Search {
   readonly #stackState: Int32Array;
   readonly #stackForced: Uint8Array;
   readonly #stackLimit: Float64Array;
+  /** Per stack entry: the state before the run of optional ops it ends (its own state before, if required). */
+  readonly #stackBase: Int32Array;
+  readonly #redundant: boolean;
   #sp = 0;
   #phase = REQUIRED_PHASE;
   #entry: number;
@@ -73,7 +84,7 @@ export class Search {
   #status: SearchStatus = 'running';
 
   /** `prepared`: the layout's ops through `model.prepare`, if the caller already has them. */
-  constructor(model: AnyModel, layout: SearchLayout, prepared?: unknown[]) {
+  constructor(model: AnyModel, layout: SearchLayout, prepared?: unknown[], options: SearchOptions = {}) {
     this.#model = model;
     this.#layout = layout;
     const n = layout.ops.length;
@@ -82,7 +93,7 @@ export class Search {
     const requiredWords = Math.ceil(R / 32);
     this.#requiredWords = requiredWords;
     this.#bits = new Uint32Array(Math.max(1, requiredWords + Math.ceil((n - R) / 32)));
-    this.cache = new ConfigCache(requiredWords, this.#bits.length);
+    this.cache = new ConfigCache(requiredWords, this.#bits.length, 64, options.subsume ?? true);
     this.#wordOf = new Int32Array(n);
     this.#maskOf = new Int32Array(n);
     for (let slot = 0; slot < n; slot++) {
@@ -94,7 +105,8 @@ export class Search {
     if (R % 32 !== 0) this.#fullWord[requiredWords - 1] = (2 ** (R % 32) - 1) >>> 0;
     this.#zobrist = new Int32Array(n);
     let seed = 0x2545f491;
-    for (let i = 0; i < n; i++) {
+    // Optional slots hash to 0: the cache groups configurations by the completed ops placed and the state.
+    for (let i = 0; i < R; i++) {
       seed ^= seed << 13;
       seed ^= seed >>> 17;
       seed ^= seed << 5;
@@ -117,6 +129,8 @@ export class Search {
     this.#stackState = new Int32Array(n);
     this.#stackForced = new Uint8Array(n);
     this.#stackLimit = new Float64Array(n);
+    this.#stackBase = new Int32Array(n);
+    this.#redundant = options.redundant ?? true;
     this.states = new StateTable(model);
     this.#current = this.states.intern(model.init());
     this.#entry = layout.next[layout.head] as number;
@@ -207,6 +221,8 @@ export class Search {
     const stackState = this.#stackState;
     const stackForced = this.#stackForced;
     const stackLimit = this.#stackLimit;
+    const stackBase = this.#stackBase;
+    const redundant = this.#redundant;
     let sp = this.#sp;
     let phase = this.#phase;
     let entry = this.#entry;
@@ -273,6 +289,18 @@ export class Search {
           entry = isRequired ? (next[entry] as number) : (optNext[entry] as number);
           continue;
         }
+        // Right after a run of optional ops: if this op does the same from the state before that run,
+        // the run was useless here, and the configuration without it (fewer optional ops used, reached
+        // from an ancestor on the stack) subsumes this one.
+        if (redundant && sp > 0 && (stackSlot[sp - 1] as number) >= R) {
+          const base = stackBase[sp - 1] as number;
+          const direct = model.step(stateList[base], prepared[slot]);
+          steps++;
+          if (!(direct instanceof Inconsistent) && states.intern(direct) === sid) {
+            entry = isRequired ? (next[entry] as number) : (optNext[entry] as number);
+            continue;
+          }
+        }
         const word = wordOf[slot] as number;
         const mask = maskOf[slot] as number;
         bits[word] = (bits[word] as number) | mask;
@@ -288,6 +316,10 @@ export class Search {
           stackState[sp] = current;
           stackForced[sp] = readOnly[slot] as number;
           stackLimit[sp] = limit;
+          stackBase[sp] =
+            !isRequired && sp > 0 && (stackSlot[sp - 1] as number) >= R
+              ? (stackBase[sp - 1] as number)
+              : current;
           sp++;
           current = sid;
           if (isRequired) {
