@@ -53,9 +53,13 @@ export function summary(file: string, outcome: Outcome): string {
       lines.push(
         `    ${partitions.length} partitions: ${count('ok')} ok, ${count('illegal')} illegal, ${count('unknown')} unknown`,
       );
-      // A verdict per key, the worst first (illegal, unknown, ok), each group in the history's order.
+      // A verdict per key, the worst first (illegal, unknown, ok), each group by key (numbers by value).
       const rank = { illegal: 0, unknown: 1, ok: 2 } as const;
-      const sorted = [...partitions].sort((a, b) => rank[a.verdict] - rank[b.verdict]);
+      const sorted = [...partitions].sort(
+        (a, b) =>
+          rank[a.verdict] - rank[b.verdict] ||
+          (a.key ?? '').localeCompare(b.key ?? '', 'en', { numeric: true }),
+      );
       for (const p of sorted.slice(0, KEYS_SHOWN)) {
         const why =
           p.verdict === 'illegal'

@@ -119,6 +119,8 @@ export class EdnReader {
     for (;;) {
       this.#skip();
       if (this.text.charCodeAt(this.#pos) !== 35 || this.text.charCodeAt(this.#pos + 1) !== 95) return;
+      // `#_ #_ #_ …` nests one read in another: capped like collections, so no stack overflows.
+      if (this.#depth > MAX_NESTING) this.#fail(`discards nested at most ${MAX_NESTING} deep`, '#_');
       this.#pos += 2;
       this.read();
     }
