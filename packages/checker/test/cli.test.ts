@@ -326,6 +326,38 @@ describe('fencekit-check on hostile input (issue #14)', () => {
     expect((await run(failedOnly, '--model', 'register')).code).toBe(2);
   });
 
+  it('pairs client lines by index whatever the file order: buy lines out of order are judged, and a mutex overlap beside them stays illegal under all (#20; was exit 3)', async () => {
+    const h = new HistoryBuilder()
+      .resource(0, 'init', { stock: 5 })
+      .section(1, 1, 10, 30)
+      .section(2, 2, 20, 40)
+      .client(50, 1, 'invoke', 'buy')
+      .resource(55, 'write', { client: 1, fence: '3', stock: 4, accepted: true })
+      .client(60, 1, 'ok', 'buy');
+    // The buy's completion line before its invoke line, indices unchanged (README: any file order).
+    const lines = h.events.map(formatHistoryEvent);
+    const invoke = h.events.findIndex((e) => e.f === 'buy' && e.type === 'invoke');
+    const [moved] = lines.splice(invoke, 1);
+    lines.push(moved!);
+    const path = join(dir, 'buy-out-of-order.jsonl');
+    await writeFile(path, `${lines.join('\n')}\n`);
+    const all = await run(path, '--checker', 'all', '--json');
+    expect(all.code, all.err).toBe(1);
+    const results = JSON.parse(all.out).checks;
+    expect(results.mutex.verdict).toBe('illegal');
+    expect(results.inventory.verdict).toBe('ok');
+    // Every line in index order gives the same verdicts.
+    const ordered = await writeHistory('buy-in-order.jsonl', h);
+    const same = await run(ordered, '--checker', 'all', '--json');
+    expect(same.code).toBe(1);
+    expect(JSON.parse(same.out).checks.inventory).toEqual(results.inventory);
+    // A completion before its invoke by index is still malformed, named by its line.
+    const broken = new HistoryBuilder().client(1, 1, 'ok', 'buy').client(2, 1, 'invoke', 'buy');
+    const bad = await run(await writeHistory('completion-first.jsonl', broken), '--checker', 'all');
+    expect(bad.code).toBe(3);
+    expect(bad.err).toMatch(/completion-first\.jsonl:1: expected an open invoke by process 1/);
+  });
+
   it('reads a porcupine log line with 160 000 spaces within its time budget (took 16 s with --timeout 1s)', async () => {
     const path = join(dir, 'spaces.log');
     await writeFile(path, `INFO  jepsen.util - 0 :invoke :read nil${' '.repeat(160_000)}x\n`);

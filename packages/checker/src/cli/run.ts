@@ -190,9 +190,10 @@ export async function check(file: string, options: CliOptions): Promise<Outcome>
 
 /**
  * Reads the file in its format. JSONL keeps its events (the lock checkers and the report need them)
- * with their lines, and pairs the client operations whichever checker runs, keeping them only for a
- * model's search: a completion before its invoke or one with no invoke is a malformed history for
- * every checker (bad input naming its line). The resource's observations are never client ops.
+ * with their lines, and pairs the client operations whichever checker runs, in `index` order whatever the
+ * file order, keeping them only for a model's search: a completion before its invoke (by index) or one with
+ * no invoke is a malformed history for every checker (bad input naming its line). The resource's
+ * observations are never client ops.
  */
 async function load(
   file: string,
@@ -204,16 +205,19 @@ async function load(
     case 'jsonl': {
       const events: HistoryEvent[] = [];
       const lines: number[] = [];
-      const all = readHistoryJsonlLines(file, file, read);
-      async function* kept(): AsyncGenerator<[HistoryEvent, number]> {
-        for await (const [event, line] of all) {
-          events.push(event);
-          lines.push(line);
-          if (event.process !== RESOURCE_PROCESS) yield [event, line];
+      for await (const [event, line] of readHistoryJsonlLines(file, file, read)) {
+        events.push(event);
+        lines.push(line);
+      }
+      // Lines may come in any file order (README, "Order"): client ops pair per process in index order.
+      const order = indexOrder(file, events, lines);
+      async function* clientLines(): AsyncGenerator<[HistoryEvent, number]> {
+        for (let k = 0; k < events.length; k++) {
+          const i = order?.[k] ?? k;
+          if (events[i]!.process !== RESOURCE_PROCESS) yield [events[i]!, lines[i]!];
         }
       }
-      const operations = await pairLines(file, kept(), {});
-      refuseDuplicateIndices(file, events, lines);
+      const operations = await pairLines(file, clientLines(), {});
       // Without a model the ops were paired only to validate the history: let them go.
       return { events, lines, operations: keepOperations ? operations : [], count: events.length };
     }
@@ -237,18 +241,19 @@ async function load(
 }
 
 /**
- * Two events with one `index` make every tie-break on it (the resource's order at one instant, which
- * line a checker's error names) depend on the file's line order: bad input naming both lines. Harness
- * histories number their lines in order, so the check is one pass; only a file out of order is sorted.
+ * The positions of `events` in `index` order, undefined when the file is in that order already. Two events
+ * with one `index` make every tie-break on it (the resource's order at one instant, which line a checker's
+ * error names) depend on the file's line order: bad input naming both lines. Harness histories number their
+ * lines in order, so the check is one pass; only a file out of order is sorted.
  */
-function refuseDuplicateIndices(
+function indexOrder(
   file: string,
   events: readonly HistoryEvent[],
   lines: readonly number[],
-): void {
+): number[] | undefined {
   let increasing = true;
   for (let i = 1; i < events.length && increasing; i++) increasing = events[i]!.index > events[i - 1]!.index;
-  if (increasing) return;
+  if (increasing) return undefined;
   const order = events.map((_, i) => i).sort((a, b) => events[a]!.index - events[b]!.index || a - b);
   for (let k = 1; k < order.length; k++) {
     const [a, b] = [order[k - 1]!, order[k]!];
@@ -258,6 +263,7 @@ function refuseDuplicateIndices(
       );
     }
   }
+  return order;
 }
 
 function isNothingToCheck(result: CheckResult): boolean {
