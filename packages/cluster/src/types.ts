@@ -89,6 +89,13 @@ export interface Faults {
   partition(spec: PartitionSpec): Promise<void>;
   /** Cut client ↔ server for one node (needs `proxy: true`). */
   cutClients(id: string): Promise<void>;
+  /**
+   * Cut one client process off from every node (needs `proxy: true`): its connections, open and new, are held
+   * without a byte passing (or, with `reset`, reset with an RST) until `heal()`; other clients are untouched.
+   * The proxies tell the process by the kernel's socket tables (/proc), so it must run on this host. Resolves
+   * with how many of its open connections were hit.
+   */
+  cutProcess(pid: number, options?: { reset?: boolean }): Promise<number>;
   /** Add latency between clients and one node (needs `proxy: true`). */
   latency(id: string, options: LatencyOptions): Promise<void>;
   /** Add any Toxiproxy-style toxic between clients and one node (needs `proxy: true`). */

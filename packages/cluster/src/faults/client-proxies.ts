@@ -1,4 +1,5 @@
 import { ProxyRequiredError } from '../errors.js';
+import { callerFault } from '../proxy/caller.js';
 import { FaultProxy } from '../proxy/proxy.js';
 import type { Toxic } from '../types.js';
 
@@ -27,6 +28,17 @@ export class ClientProxies {
     proxy.setCut(() => true);
   }
 
+  /**
+   * Holds (or, with `reset`, resets) every connection process `pid` has open to any node, and every new one,
+   * until `heal()`; resolves with how many open connections it hit.
+   */
+  async cutProcess(pid: number, reset: boolean): Promise<number> {
+    if (this.proxies.size === 0) throw new ProxyRequiredError('cutProcess');
+    const fault = callerFault(pid, reset);
+    const hits = await Promise.all([...this.proxies.values()].map((p) => p.setCallerFault(fault)));
+    return hits.reduce((a, b) => a + b, 0);
+  }
+
   /** `fault` names the nemesis call in the error when the cluster has no proxy. */
   addToxic(id: string, toxic: Toxic, fault = 'toxic'): void {
     this.require(id, fault).addToxic(toxic);
@@ -40,7 +52,10 @@ export class ClientProxies {
   heal(): void {
     for (const id of this.cut) this.proxies.get(id)?.setCut(() => false);
     this.cut.clear();
-    for (const proxy of this.proxies.values()) proxy.setToxics([]);
+    for (const proxy of this.proxies.values()) {
+      proxy.setToxics([]);
+      void proxy.setCallerFault(undefined);
+    }
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,4 @@
-import { sleep } from '@fencekit/core';
+import { InvalidArgumentError, sleep } from '@fencekit/core';
 import { ClusterClosedError, NodeNotRunningError, UnsupportedFaultError } from '../errors.js';
 import { cutPairs } from '../partition.js';
 import { validateToxic } from '../proxy/toxics.js';
@@ -96,6 +96,14 @@ export class FaultController<N extends ClusterNode> implements Faults {
   async cutClients(id: string): Promise<void> {
     this.target(id);
     this.primitives.clients.cutClients(id);
+  }
+
+  async cutProcess(pid: number, options: { reset?: boolean } = {}): Promise<number> {
+    this.live();
+    if (!Number.isSafeInteger(pid) || pid <= 0) {
+      throw new InvalidArgumentError('pid', pid, 'the process id of a client (a positive integer)');
+    }
+    return this.primitives.clients.cutProcess(pid, options.reset === true);
   }
 
   async latency(id: string, options: LatencyOptions): Promise<void> {

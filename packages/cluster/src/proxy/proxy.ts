@@ -1,5 +1,6 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { Toxic } from '../types.js';
+import type { CallerFault } from './caller.js';
 import { Link, type LinkEffects, NO_EFFECTS } from './link.js';
 import { resetSocket } from './reset.js';
 import { effectsOf, validateToxic } from './toxics.js';
@@ -25,6 +26,8 @@ class ProxiedConnection {
   identified: boolean;
   private timers: NodeJS.Timeout[] = [];
   private cut = false;
+  /** Held by a fault on its calling process (see `FaultProxy.setCallerFault`), apart from the node's cut. */
+  private callerCut = false;
 
   constructor(
     readonly client: Socket,
@@ -46,7 +49,7 @@ class ProxiedConnection {
     upstream.setNoDelay(true);
     this.upstream = upstream;
     this.down = new Link(upstream, () => this.proxy.effects.downstream);
-    this.down.setStalled(this.cut);
+    this.down.setStalled(this.cut || this.callerCut);
     this.down.attach(this.client);
     upstream.on('connect', () => this.up.attach(upstream));
     upstream.on('error', () => {
@@ -58,9 +61,25 @@ class ProxiedConnection {
 
   setCut(cut: boolean): void {
     this.cut = cut;
+    this.applyCut();
+  }
+
+  setCallerCut(cut: boolean): void {
+    this.callerCut = cut;
+    this.applyCut();
+  }
+
+  private applyCut(): void {
+    const cut = this.cut || this.callerCut;
     this.up.setStalled(cut);
     this.down?.setStalled(cut);
     if (!cut && this.identified) this.connectUpstream();
+  }
+
+  /** Aborts both halves with an RST. */
+  reset(): void {
+    resetSocket(this.client);
+    if (this.upstream) resetSocket(this.upstream);
   }
 
   /** Toxiproxy's reset_peer and timeout-with-close act on the whole connection after a delay. */
@@ -109,6 +128,7 @@ export class FaultProxy {
     downstream: NO_EFFECTS,
   };
   private isCut: (source: string | undefined) => boolean = () => false;
+  private callerFault: CallerFault | undefined;
   /** Rewrites the first upstream chunk of each new connection (see LocalRecipe.peerHandshakeRewriter). */
   handshakeRewriter: ((chunk: Buffer) => Buffer) | undefined;
   private closed = false;
@@ -172,6 +192,32 @@ export class FaultProxy {
     }
   }
 
+  /**
+   * Cuts or resets the connections one process opened (`fault.owns`), the open ones and every new one, until
+   * called with undefined. Resolves with how many open connections it hit.
+   */
+  async setCallerFault(fault: CallerFault | undefined): Promise<number> {
+    this.callerFault = fault;
+    const open = [...this.connections];
+    if (!fault) {
+      for (const connection of open) connection.setCallerCut(false);
+      return 0;
+    }
+    const owned = await Promise.all(open.map((c) => fault.owns(c.client).catch(() => false)));
+    let hit = 0;
+    for (const [i, connection] of open.entries()) {
+      if (!owned[i] || this.callerFault !== fault) continue;
+      hit++;
+      this.applyCallerFault(connection, fault);
+    }
+    return hit;
+  }
+
+  private applyCallerFault(connection: ProxiedConnection, fault: CallerFault): void {
+    if (fault.reset) connection.reset();
+    else connection.setCallerCut(true);
+  }
+
   /** Drops every open connection (after a kill, the old connections are dead anyway). */
   dropConnections(): void {
     for (const connection of this.connections) connection.destroy();
@@ -198,6 +244,18 @@ export class FaultProxy {
     const connection = new ProxiedConnection(socket, this);
     this.connections.add(connection);
     this.scheduleToxics(connection);
+    const fault = this.callerFault;
+    if (fault) {
+      // Held until it is known whether the faulted process opened it.
+      connection.setCallerCut(true);
+      fault
+        .owns(socket)
+        .catch(() => false)
+        .then((owned) => {
+          if (owned && this.callerFault === fault) this.applyCallerFault(connection, fault);
+          else connection.setCallerCut(false);
+        });
+    }
     const identify = this.options.identify;
     if (!identify) {
       connection.setCut(this.isCut(undefined));
