@@ -358,6 +358,19 @@ describe('fencekit-check on hostile input (issue #14)', () => {
     expect(bad.err).toMatch(/completion-first\.jsonl:1: expected an open invoke by process 1/);
   });
 
+  it('keeps cron ticks past 2^53 written as JSON numbers exact from file to verdict: two ticks, no duplicate (#20)', async () => {
+    const run1 = (index: number, tick: string, client: number) =>
+      `{"index":${index},"time":${index * 10},"process":"resource","type":"ok","f":"run","value":{"client":${client},"tick":${tick},"fence":"${index + 1}","accepted":true}}`;
+    const path = join(dir, 'big-ticks.jsonl');
+    await writeFile(path, `${run1(0, '9007199254740993', 1)}\n${run1(1, '9007199254740992', 2)}\n`);
+    const distinct = await run(path, '--checker', 'cron', '--json');
+    expect(distinct.code, distinct.out + distinct.err).toBe(0);
+    expect(JSON.parse(distinct.out).checks.cron.verdict).toBe('ok');
+    const same = join(dir, 'big-ticks-twice.jsonl');
+    await writeFile(same, `${run1(0, '9007199254740993', 1)}\n${run1(1, '9007199254740993', 2)}\n`);
+    expect((await run(same, '--checker', 'cron')).code).toBe(1);
+  });
+
   it('reads a porcupine log line with 160 000 spaces within its time budget (took 16 s with --timeout 1s)', async () => {
     const path = join(dir, 'spaces.log');
     await writeFile(path, `INFO  jepsen.util - 0 :invoke :read nil${' '.repeat(160_000)}x\n`);
