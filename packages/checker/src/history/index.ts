@@ -1,4 +1,4 @@
-export { EdnReader, type EdnValue, Keyword } from './edn.js';
+export { EdnReader, type EdnValue, ednText, Keyword, keywordValue, Tagged } from './edn.js';
 export { EdnItemSplitter } from './edn-items.js';
 export {
   HistoryParseError,

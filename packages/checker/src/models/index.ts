@@ -25,5 +25,16 @@ export { type MicroOp, type MultiRegisterState, multiRegister, type TxnOp } from
 export { hashString, type MutexOp, type MutexOptions, type MutexState, mutex } from './mutex.js';
 export { casRegister, type RegisterOp, type RegisterOptions, register } from './register.js';
 export { builtinModels, modelByName } from './registry.js';
+export {
+  type AppliedSemantics,
+  applySemantics,
+  type IndependentMode,
+  INITIAL_VALUE_MODELS,
+  MODEL_OPERATIONS,
+  modelWithInitialValue,
+  parseInitialValue,
+  type SemanticsName,
+  type SemanticsOptions,
+} from './semantics.js';
 export { type SetOp, type SetState, set } from './set.js';
 export { canonicalJson, describeScalar, type Scalar, toScalar } from './values.js';
