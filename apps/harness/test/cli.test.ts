@@ -104,11 +104,15 @@ describe('fencekit CLI conventions (issue #16)', () => {
     [['suite', '--seeds', ''], /--seeds: a whole number from 1 to 1000/],
     [['suite', '--provider', 'mars'], /--provider: auto, local or docker/],
     [['suite', '--seed', '-1'], /--seed: a whole number/],
+    [['mutants', '--seeds', '0x3'], /--seeds: a whole number from 1 to 1000/],
+    [['mutants', '--provider', 'mars'], /--provider: auto, local or docker/],
     [['run', '--backend', 'memory', '--time', '0s'], /"0s" is not a duration above zero/],
     [['run', '--backend', 'memory', '--provider', 'mars'], /--provider/],
   ])('exits 64 (a usage error, never 1) for %j', async (args, message) => {
     // `--out` where the command has it, so nothing lands in the working directory.
-    const r = await fencekit(args[0] === 'run' || args[0] === 'suite' ? [...args, '--out', out] : args);
+    const r = await fencekit(
+      ['run', 'suite', 'mutants'].includes(args[0] as string) ? [...args, '--out', out] : args,
+    );
     expect(r.code).toBe(64);
     expect(r.stderr).toMatch(message);
   });

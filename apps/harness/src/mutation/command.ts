@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { OptionsError, parseDuration } from '../run/options.js';
 import type { ProgressSink } from '../run/progress.js';
 import type { RunSummary } from '../run/run.js';
+import { parseProvider, parseSeeds } from '../suite/matrix.js';
 import { measureMutants, recordMutant } from './measure.js';
 import { loadMutants, MUTANT_ENV } from './mutants-module.js';
 import { mutantForRun, selectMutants } from './select.js';
@@ -50,10 +51,8 @@ export async function mutantsCommand(
   o: MutantsCommandOptions,
   hooks: { signal: AbortSignal; sink: ProgressSink; write: (text: string) => void },
 ): Promise<void> {
-  const seeds = Number(o.seeds);
-  if (!Number.isInteger(seeds) || seeds < 1 || seeds > 1_000) {
-    throw new OptionsError(`--seeds: a whole number from 1 to 1000, not "${o.seeds}"`);
-  }
+  // The suite's validation: decimal digits only (`Number` took "0x3" and "1e2").
+  const seeds = parseSeeds(o.seeds) as number;
   let budgetMs: number;
   let timeMs: number;
   try {
@@ -62,9 +61,7 @@ export async function mutantsCommand(
   } catch (error) {
     throw new OptionsError((error as Error).message);
   }
-  if (!['auto', 'local', 'docker'].includes(o.provider)) {
-    throw new OptionsError(`--provider: auto, local or docker, not "${o.provider}"`);
-  }
+  parseProvider(o.provider);
   const mutants = selectMutants((await loadMutants()).MUTANTS, {
     ...(o.only ? { only: o.only } : {}),
     ...(o.backends ? { backends: o.backends } : {}),
