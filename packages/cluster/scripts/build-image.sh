@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Builds the servers image fencekit's docker provider runs: fencekit/servers:<hash of images/servers/Dockerfile>.
+# Builds the servers image fencekit's docker provider runs: fencekit/servers:<hash of images/servers/Dockerfile>
+# (inside this package, so it works from an installed @fencekit/cluster as from the repository).
 # Idempotent and verbose: it says what it finds and what it does. It starts nothing itself: dockerd must answer.
 #   1. the base debian:bookworm-slim: present → kept; else `docker pull`; else debootstrap --variant=minbase
 #      bookworm into a temp dir and `docker import` it under that name (about 2 minutes);
 #   2. `docker build --network host -t fencekit/servers:<hash>` unless that tag exists already.
 # Prints the final tag on the last line.
 set -euo pipefail
-repo="$(cd "$(dirname "$0")/../../.." && pwd)"
-context="$repo/images/servers"
+here="$(cd "$(dirname "$0")/.." && pwd)"
+context="$here/images/servers"
 base="debian:bookworm-slim"
 
 if ! docker info >/dev/null 2>&1; then

@@ -7,7 +7,8 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 const packageRoot = fileURLToPath(new URL('../../', import.meta.url));
-const DOCKERFILE = `${packageRoot}../../images/servers/Dockerfile`;
+/** Shipped inside the package (files in package.json), so an installed @fencekit/cluster builds its image too. */
+const DOCKERFILE = `${packageRoot}images/servers/Dockerfile`;
 const BUILD_SCRIPT = `${packageRoot}scripts/build-image.sh`;
 
 /** Every container and network we create carries these, so leftovers of a dead run can be found and removed. */
