@@ -13,16 +13,17 @@ const KEYS_SHOWN = 20;
 
 /** One line saying how the ops were read: semantics, nil reads, initial value, keys, ops left out. */
 export function describeSemantics(s: AppliedSemantics): string {
-  const parts = [
-    s.name === 'knossos' ? 'knossos semantics' : 'strict semantics',
-    s.nilReads === 'unknown'
-      ? `ok reads of nil are reads of an unknown value (${s.nilReadsUnknown} such)`
-      : 'a read of nil read nil',
-    `initial value ${showValue(s.initialValue)}`,
+  const parts = [s.name === 'knossos' ? 'knossos semantics' : 'strict semantics'];
+  if (s.nilReads === 'unknown')
+    parts.push(`ok reads of nil are reads of an unknown value (${s.nilReadsUnknown} left out)`);
+  else if (s.nilReads === 'value') parts.push('a read of nil read nil');
+  if ('initialValue' in s)
+    parts.push(`initial value ${s.initialValue === null ? 'nil' : showValue(s.initialValue)}`);
+  parts.push(
     s.independent.applied
       ? `jepsen.independent tuples split into ${s.independent.keys} keys`
       : `not split by key (${s.independent.mode}${s.independent.why === undefined ? '' : `: ${s.independent.why}`})`,
-  ];
+  );
   if (s.ignored.ops > 0) {
     const byF = Object.entries(s.ignored.byF)
       .map(([f, n]) => `${f} ${n}`)

@@ -30,14 +30,17 @@ export interface SemanticsOptions {
 /** What was applied, for reports (`--json` prints it as `semantics`). */
 export interface AppliedSemantics {
   name: SemanticsName;
-  /** `unknown`: `:ok` reads of nil were left out as reads of an unknown value (always legal). */
-  nilReads: 'unknown' | 'value';
+  /**
+   * `unknown`: `:ok` reads of nil were left out as reads of an unknown value (always legal; in
+   * `multi-register` txns always so); `value`: nil is a value. Absent for models without reads of a value.
+   */
+  nilReads?: 'unknown' | 'value';
   /** Completed reads of nil left out under `nilReads: 'unknown'`. */
   nilReadsUnknown: number;
   /** The keyword `:nil` read as nil (EDN). */
   nilKeyword: boolean;
-  /** The initial value the model started from (null: nil). */
-  initialValue: unknown;
+  /** The initial value the model started from (null: nil); absent for models that have none to set. */
+  initialValue?: unknown;
   independent: {
     mode: IndependentMode;
     /** Whether ops were split by the key of their `[key value]` tuples. */
@@ -150,7 +153,7 @@ export function applySemantics(
     split = true;
   } else if (mode === 'auto') {
     if (model.partition !== undefined) why = `the ${modelName} model splits by key itself`;
-    else if (concerned.length === 0) why = 'no op of the model';
+    else if (concerned.length === 0) why = 'no op of the model (failed ops are dropped)';
     else {
       const first = concerned.find((op) => !looksIndependent(op));
       if (first === undefined) split = true;
@@ -207,10 +210,14 @@ export function applySemantics(
     model: partitioned,
     applied: {
       name: options.semantics,
-      nilReads: options.semantics === 'knossos' && NIL_READ_MODELS.has(modelName) ? 'unknown' : 'value',
+      ...(modelName === 'multi-register'
+        ? { nilReads: 'unknown' as const }
+        : NIL_READ_MODELS.has(modelName)
+          ? { nilReads: options.semantics === 'knossos' ? ('unknown' as const) : ('value' as const) }
+          : {}),
       nilReadsUnknown,
       nilKeyword: options.semantics === 'knossos',
-      initialValue: options.initialValue ?? null,
+      ...(INITIAL_VALUE_MODELS.includes(modelName) ? { initialValue: options.initialValue ?? null } : {}),
       independent: { mode, applied: split, keys: keys.size, ...(why === undefined ? {} : { why }) },
       ignored: { ops: ignored, byF },
     },
