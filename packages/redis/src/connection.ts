@@ -19,8 +19,30 @@ export interface OpenedConnection {
   readonly name: string;
 }
 
+/**
+ * Whether `value` is an ioredis connection, told by its shape rather than `instanceof`: ioredis is a
+ * peer dependency, and an application may hold an instance of another copy or minor version than the
+ * one this module loaded (nested installs, bundles), which `instanceof Redis` would take for options
+ * and connect to localhost:6379 instead. Options objects and URLs have none of these members.
+ */
+export function isRedisInstance(value: unknown): value is Redis {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Partial<
+    Record<'sendCommand' | 'duplicate' | 'quit' | 'on' | 'options' | 'status', unknown>
+  >;
+  return (
+    typeof candidate.sendCommand === 'function' &&
+    typeof candidate.duplicate === 'function' &&
+    typeof candidate.quit === 'function' &&
+    typeof candidate.on === 'function' &&
+    typeof candidate.status === 'string' &&
+    typeof candidate.options === 'object' &&
+    candidate.options !== null
+  );
+}
+
 export function openConnection(connection: RedisConnection, defaults: RedisOptions = {}): OpenedConnection {
-  if (connection instanceof Redis) {
+  if (isRedisInstance(connection)) {
     return { redis: connection, owned: false, name: describe(connection) };
   }
   const base: RedisOptions = {

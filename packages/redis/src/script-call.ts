@@ -144,8 +144,11 @@ function scriptCommand(
   args: (string | number)[],
 ): Command {
   const { keyPrefix } = redis.options;
+  // The caller's instance may come from another copy of ioredis than the one imported here: its own
+  // Command class (ioredis sets `Redis.Command`) builds commands exactly as that connection expects.
+  const CommandOfConnection = (redis.constructor as { Command?: typeof Command }).Command ?? Command;
   // ioredis flattens nested arguments into the command itself: one copy of `args`, not two.
-  return new Command(
+  return new CommandOfConnection(
     name,
     [script, numberOfKeys, args],
     // As defineCommand did: a caller's instance with a keyPrefix prefixes the script's keys too.
