@@ -50,12 +50,31 @@ export function openSession(options: ConnectOptions): { session: ZkSession; owne
     );
   }
   if ('session' in options) {
-    if (!(options.session instanceof ZkSession)) {
+    if (!isZkSession(options.session)) {
       throw new InvalidArgumentError('session', options.session, 'a ZkSession');
     }
     return { session: options.session, owned: false, root };
   }
   return { session: createSession(options), owned: true, root };
+}
+
+/**
+ * Whether `value` is a ZkSession, told by its shape rather than `instanceof`, so a session made by
+ * another copy of this package (a nested or bundled install) is taken as the session it is.
+ */
+export function isZkSession(value: unknown): value is ZkSession {
+  if (typeof value !== 'object' || value === null) return false;
+  const session = value as Record<string, unknown>;
+  return (
+    typeof session.ready === 'function' &&
+    typeof session.createWithStat === 'function' &&
+    typeof session.children === 'function' &&
+    typeof session.aliveUntil === 'function' &&
+    typeof session.on === 'function' &&
+    typeof session.close === 'function' &&
+    typeof session.sessionTimeoutMs === 'number' &&
+    typeof session.followerLagMs === 'number'
+  );
 }
 
 /** A ZooKeeper session to share between a `ZkLockClient` and a `ZkElectionClient`. */
