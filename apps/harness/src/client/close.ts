@@ -19,12 +19,15 @@ export async function recordClose(
   recorder: OpRecorder,
   backend: ClientBackend,
   config: ClientConfig,
+  /** The client's own stalls until now (stalls.ts), carried on the close op's invoke for the checks. */
+  stalls?: { stalls: [number, number][]; longestMs: number },
 ): Promise<void> {
   const boundMs = documentedBounds(config.backend, config.ttlMs, config.sessionMs).closeMs;
   const closing = backend.close();
   // Whatever the outcome, the close is awaited below; a rejection is recorded, never thrown.
   closing.catch(() => undefined);
-  await recorder.op('close', { boundMs }, async () => {
+  const measured = stalls ? { stalls: stalls.stalls, longestStallMs: stalls.longestMs } : {};
+  await recorder.op('close', { boundMs, ...measured }, async () => {
     if (!(await settleWithin(closing, boundMs + OVERRUN_MS))) {
       return {
         type: 'info',

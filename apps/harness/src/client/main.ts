@@ -15,6 +15,7 @@ import type { ClientConfig, WorkloadContext } from '../workloads/types.js';
 import { sleep } from '../workloads/util.js';
 import { recordClose } from './close.js';
 import { OpRecorder } from './recorder.js';
+import { watchStalls } from './stalls.js';
 import { WindowAcks } from './window-acks.js';
 
 const pipe = new EventPipe();
@@ -57,6 +58,8 @@ async function main(config: ClientConfig): Promise<void> {
   }
   process.send?.({ kind: 'ready' });
   await started;
+  // Its own stalls (a loaded scheduler, GC, SIGSTOP) from the start of the run, recorded at close.
+  const stallWatch = watchStalls(Math.max(20, Math.floor(config.ttlMs / 2)));
   const recorder = new OpRecorder(config.index, config.clients, pipe);
   const context: WorkloadContext = {
     config,
@@ -83,7 +86,7 @@ async function main(config: ClientConfig): Promise<void> {
   } catch (error) {
     failure = (error as Error).stack ?? String(error);
   }
-  await recordClose(recorder, backend, config);
+  await recordClose(recorder, backend, config, stallWatch.stop());
   resource.close();
   pipe.finish(failure ? { failure } : {});
 }
