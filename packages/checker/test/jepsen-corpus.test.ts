@@ -14,6 +14,7 @@ import {
   parseJepsenEdn,
   readLines,
 } from '../src/history/index.js';
+import { sharedData } from './data-dir.js';
 
 /**
  * Issue #15: Jepsen EDN histories as Jepsen writes them. The corpus in test/data/jepsen/ was written
@@ -145,6 +146,14 @@ describe('the Jepsen EDN corpus (test/data/jepsen/expected.tsv)', () => {
     const plain = await run(join(CORPUS, 'crashed-write.edn'), '--model', 'register', '--independent', 'on');
     expect(plain.code).toBe(3);
     expect(plain.err).toMatch(/--independent on: write 1 is no \[key value\] tuple/);
+  });
+
+  it("checks knossos' multi-register history from {:x 0, :y 0}, as its authors did (the CLI could only start from nil: illegal)", async () => {
+    const file = `${sharedData()}knossos/multi-register/good/multi-register.edn`;
+    const from = await run(file, '--model', 'multi-register', '--initial-value', '{:x 0, :y 0}', '--json');
+    expect(from.code).toBe(0);
+    expect(JSON.parse(from.out).semantics.initialValue).toEqual({ x: 0, y: 0 });
+    expect((await run(file, '--model', 'multi-register')).code).toBe(1);
   });
 
   it('leaves out ops of an f the model has no operation for, and says which', async () => {
