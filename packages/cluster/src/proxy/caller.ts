@@ -1,4 +1,5 @@
-import { readdir, readFile, readlink } from 'node:fs/promises';
+import { readdirSync, readlinkSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 
 /**
@@ -13,6 +14,8 @@ export interface CallerFault {
 
 /** How long one reading of the kernel's tables answers for connections accepted meanwhile. */
 const SNAPSHOT_MS = 20;
+/** Fresh readings before a connection the tables do not show is taken for another process's. */
+const LOOKUPS = 3;
 
 /** The kernel's view at one moment: 'caller>callee' address pairs of loopback TCP sockets, and the process's sockets. */
 interface Snapshot {
@@ -26,17 +29,15 @@ interface Snapshot {
  * (source.ts): /proc/net/tcp gives the caller's socket inode, /proc/<pid>/fd whether `pid` holds it. One
  * reading of both serves every connection looked up within SNAPSHOT_MS (a fault starts on all of a process's
  * connections at once, and a busy host's tables are long); a connection the reading does not know is looked
- * up once more in a fresh one. A connection it cannot place (closed meanwhile) is not the process's.
+ * up in up to LOOKUPS fresh ones. A connection it cannot place (closed meanwhile) is not the process's.
  */
 export function callerFault(pid: number, reset: boolean): CallerFault {
   let snapshot: Promise<Snapshot> | undefined;
+  /** The proxies' ports as the tables write them: only rows towards them are parsed (a busy host has thousands). */
+  const callees = new Set<string>();
   const take = (): Promise<Snapshot> => {
     const at = performance.now();
-    snapshot = Promise.all([tcpTable(), processSockets(pid)]).then(([inodeOf, sockets]) => ({
-      at,
-      inodeOf,
-      sockets,
-    }));
+    snapshot = tcpTable(callees).then((inodeOf) => ({ at, inodeOf, sockets: processSockets(pid) }));
     return snapshot;
   };
   const lookup = (view: Snapshot, key: string) => {
@@ -49,12 +50,19 @@ export function callerFault(pid: number, reset: boolean): CallerFault {
       const { remoteAddress, remotePort, localAddress, localPort } = socket;
       if (!remoteAddress || !remotePort || !localAddress || !localPort) return false;
       const key = `${plain(remoteAddress)}:${remotePort}>${plain(localAddress)}:${localPort}`;
+      callees.add(portHex(localPort));
       const cached = snapshot;
-      const fresh = cached && performance.now() - (await cached).at < SNAPSHOT_MS ? cached : take();
-      const found = lookup(await fresh, key);
-      if (found !== undefined) return found;
-      // Accepted after that reading was taken: read again (once).
-      return lookup(await (snapshot === fresh ? take() : snapshot!), key) ?? false;
+      if (cached && performance.now() - (await cached).at < SNAPSHOT_MS) {
+        const found = lookup(await cached, key);
+        if (found !== undefined) return found;
+      }
+      // Not in a recent reading: accepted after it, or skipped (the kernel writes a long table in pieces, and
+      // a row can go missing from a reading while sockets come and go). Read again, a few times.
+      for (let tries = 0; tries < LOOKUPS; tries++) {
+        const found = lookup(await take(), key);
+        if (found !== undefined) return found;
+      }
+      return false;
     },
   };
 }
@@ -71,12 +79,16 @@ function parse(field: string): string | undefined {
   return `${octets.join('.')}:${Number.parseInt(portHex, 16)}`;
 }
 
-/** Every TCP socket's inode by its 'local>remote' addresses. */
-async function tcpTable(): Promise<Map<string, string>> {
+const portHex = (port: number) => `:${port.toString(16).toUpperCase().padStart(4, '0')} `;
+
+/** The inode of every TCP socket towards one of `callees` (ports as `portHex` writes them), by 'local>remote'. */
+async function tcpTable(callees: ReadonlySet<string>): Promise<Map<string, string>> {
   const inodeOf = new Map<string, string>();
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
     const text = await readFile(table, 'utf8').catch(() => '');
     for (const line of text.split('\n')) {
+      // The remote address is the third field: a cheap test first, the split only for candidates.
+      if (![...callees].some((port) => line.includes(port))) continue;
       const fields = line.trim().split(/\s+/);
       if (fields.length < 10) continue;
       const local = parse(fields[1]!);
@@ -87,15 +99,25 @@ async function tcpTable(): Promise<Map<string, string>> {
   return inodeOf;
 }
 
-/** The socket inodes `pid` holds (empty when it cannot be read). */
-async function processSockets(pid: number): Promise<Set<string>> {
+/**
+ * The socket inodes `pid` holds (empty when it cannot be read). Read synchronously: a client has a few dozen
+ * descriptors, and one readlink each through the thread pool cost far more on a loaded host.
+ */
+function processSockets(pid: number): Set<string> {
   const sockets = new Set<string>();
-  const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
-  await Promise.all(
-    fds.map(async (fd) => {
-      const link = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
+  let fds: string[] = [];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return sockets;
+  }
+  for (const fd of fds) {
+    try {
+      const link = readlinkSync(`/proc/${pid}/fd/${fd}`);
       if (link.startsWith('socket:[')) sockets.add(link.slice(8, -1));
-    }),
-  );
+    } catch {
+      // closed meanwhile
+    }
+  }
   return sockets;
 }
