@@ -8,7 +8,11 @@ export const etcdKeepAliveNeverFails: Mutant = {
   backend: 'etcd',
   breaks:
     'a lease is valid only while its session is renewed: here the keep-alive reports every renewal as answered and never a loss, so a holder cut off from etcd keeps believing',
-  exposure: { workload: 'inventory', faults: ['stall-holder'], fencing: true },
+  // The holder's process must keep running while it is cut off (a stall stops its clock too, and its first
+  // reading after it sees the lapse before any fake renewal runs): cut-holder cuts its links past its session
+  // until another client is granted; its reading after the heal still says held. 15 s: the slot (a wait for a
+  // window, a cut of a session and more) fits before the recovery phase.
+  exposure: { workload: 'inventory', faults: ['cut-holder'], fencing: true, timeMs: 15_000 },
   checkers: ['lease'],
   async install() {
     const validUntil = Object.getOwnPropertyDescriptor(Session.prototype, 'validUntil')?.get;
@@ -140,12 +144,15 @@ export const etcdEndedLeaseKeepsKey: Mutant = {
   bug: '#13 bug 1: an ended lease can leave its key alive, so waiters starve',
   breaks:
     'whenever a lease ends without a confirmed delete its key is withdrawn: here only the holder’s first release try deletes it, so a release lost in an outage (or a lapsed lease) leaves the key on the live session',
-  // 15 s leave room for a whole flicker slot before the recovery phase (10 s had none when the slot
-  // drew its longest wait). Not convicted yet (harness README, mutation gaps): on a 3-node cluster the
-  // release rides the killed member's outage out (the client fails over and the first try succeeds),
-  // so no key is left behind for the mutant to keep; a client whose release did fail stays away for
-  // three sessions (workloads/sections.ts), so a key left then would starve the others.
-  exposure: { workload: 'inventory', faults: ['flicker'], fencing: true, timeMs: 15_000 },
+  // reset-holder fails the holder's write and release at once (its links reset from its window until the
+  // release has failed), and the outage ends well within its session, which lives on: the key the failed
+  // release left must be withdrawn by the client. The holder stays out of the contest for three sessions
+  // (workloads/sections.ts, 6 s), so a key left behind starves the others past the liveness bound (3 s at
+  // this TTL, counted from a TTL after the heal). (Under flicker the release rode the killed member's
+  // outage out on a 3-node cluster: nothing was left.) TTL 1.5 s: the client counts its session from the
+  // last renewal, and 1 s left too little room for a stop, the outage and a reconnect on a loaded machine
+  // (the session lapsed, its revoke deleted the key). 15 s: the slot fits before the recovery phase.
+  exposure: { workload: 'inventory', faults: ['reset-holder'], fencing: true, timeMs: 15_000, ttlMs: 1_500 },
   checkers: ['liveness'],
   async install() {
     /** Keys of leases handed out; the holder's first release try is the only delete they get. */

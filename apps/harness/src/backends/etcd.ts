@@ -23,6 +23,8 @@ export const etcdBackend = clusterBackend({
     'flicker',
     'suspend',
     'delete-waiter-key',
+    'cut-holder',
+    'reset-holder',
     'hang-at-close',
   ],
   defaultTtlMs: 1_000,

@@ -23,6 +23,12 @@ export interface FaultDriver {
    */
   toxic(node: string, toxic: { type: 'reset_peer' }): Promise<void>;
   latency(node: string, spec: { ms: number; jitterMs: number }): Promise<void>;
+  /**
+   * One client process cut off from every node (held silent, or reset with `reset`), its open and new
+   * connections, until heal; resolves with how many open ones it hit. Through @fencekit/cluster's proxies
+   * (`Faults.cutProcess`); absent where clients do not pass a proxy (the memory backend).
+   */
+  cutProcess?(pid: number, options: { reset: boolean }): Promise<number>;
   clock(node: string, spec: { offsetMs: number; rate?: number }): Promise<void>;
   heal(): Promise<void>;
   /** An independent probe of a fault's effect (@fencekit/cluster's); absent where there is none (memory). */

@@ -10,6 +10,7 @@ import {
   nemesisOp,
 } from './context.js';
 import { deleteWaiterKey } from './delete-waiter.js';
+import { runLinkFault } from './aimed-links.js';
 import type { AimedFault } from './faults.js';
 import { observePhase } from './observation.js';
 import { pick } from './random.js';
@@ -37,6 +38,9 @@ export function runAimedFault(
       return flicker(context, random, waitMs);
     case 'suspend':
       return suspend(context, waitMs);
+    case 'cut-holder':
+    case 'reset-holder':
+      return runLinkFault(fault, context, waitMs);
     case 'delete-waiter-key':
       return deleteWaiterKey(context, waitMs);
   }

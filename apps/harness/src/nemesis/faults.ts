@@ -24,6 +24,10 @@ export const FAULTS = {
     'reset every client connection, while a client holds, for half the session: a suspended connection that comes back with the session alive',
   'delete-waiter-key':
     "etcd: delete the key of the waiter right behind a queue's head through a separate admin client, leaving its session alive, as etcd 3.4.3 lost a waiter's key under Jepsen: the waiter must queue again, not take the lock beside the true next one",
+  'cut-holder':
+    "cut a holder's process off from every server (through the fault proxies, its connections only) right after its validity check, for longer than its session and until another client is granted; the process keeps running",
+  'reset-holder':
+    "reset a holder's connections to every server (RST, new ones too) right after its validity check, until its release has failed (a third of its session at most): write and release fail at once, the session outlives the outage",
   'hang-at-close':
     'SIGSTOP the leader (or one server) while the clients close at the end of the run; SIGCONT once they have closed, or after a bound',
 } as const;
@@ -32,7 +36,14 @@ export type FaultName = keyof typeof FAULTS;
 export const FAULT_NAMES = Object.keys(FAULTS) as FaultName[];
 
 /** Faults aimed at the lease promise: each acts on what the clients do (see aimed.ts). */
-export const AIMED_FAULTS = ['stall-holder', 'flicker', 'suspend', 'delete-waiter-key'] as const;
+export const AIMED_FAULTS = [
+  'stall-holder',
+  'flicker',
+  'suspend',
+  'delete-waiter-key',
+  'cut-holder',
+  'reset-holder',
+] as const;
 export type AimedFault = (typeof AIMED_FAULTS)[number];
 export const isAimedFault = (fault: string): fault is AimedFault =>
   (AIMED_FAULTS as readonly string[]).includes(fault);
