@@ -31,6 +31,11 @@ describe('Redlock under the scripted clock jump', () => {
       expect(passes.length, JSON.stringify(r.meta.faultsApplied)).toBeGreaterThan(0);
       // The second grant came while the holder's grant was valid: the clock jump convicts, not a pause.
       expect(passes.some((f) => f.evidence?.holderGrantValid === true)).toBe(true);
+      // #20: each pass's jump was seen on n3's own clock (Redis TIME), and seen gone after its heal.
+      for (const pass of passes) {
+        expect(pass.observed?.started?.seen, JSON.stringify(pass)).toBe(true);
+        expect(pass.observed?.healed?.seen, JSON.stringify(pass)).toBe(true);
+      }
       expect(results.verdict).toBe('illegal');
     }, 60_000);
   }

@@ -8,6 +8,7 @@ import {
   pauseClient,
   until,
 } from './nemesis.js';
+import { type ObservedPhase, observePhase } from './observation.js';
 
 /**
  * Kleppmann's two diagrams as scripts that reproduce them on purpose, not by luck.
@@ -64,7 +65,14 @@ async function clockJump(context: NemesisContext, recoveryAtMs: number): Promise
   // phase's end (waits end on abort, the holder is resumed and everything healed).
   while (at + context.ttlMs < recoveryAtMs) {
     if (!(await until(context, at))) break;
-    const once = await clockJumpOnce(context, nodes as [string, string, string, string, string]);
+    const probe: { skew?: Promise<ObservedPhase> } = {};
+    const once = await clockJumpOnce(context, nodes as [string, string, string, string, string], probe);
+    // Independent probe (#20): c's own clock read ahead while the pass ran, and back on ours after its heal.
+    if (once.applied && probe.skew) {
+      const { deployment, startedAt } = context;
+      const healed = await observePhase(deployment, 'clock-jump', once.target, 'healed', 5_000, startedAt);
+      once.observed = { started: await probe.skew, healed };
+    }
     applied.push(once);
     if (!once.applied && once.error?.startsWith('fault')) break;
     at = performance.now() - context.startedAt + context.ttlMs / 2;
@@ -88,6 +96,7 @@ async function clockJump(context: NemesisContext, recoveryAtMs: number): Promise
 async function clockJumpOnce(
   context: NemesisContext,
   [a, b, c, d, e]: [string, string, string, string, string],
+  probe: { skew?: Promise<ObservedPhase> },
 ): Promise<FaultWindowSummary> {
   const { faults } = context.deployment;
   // Long enough for stale grants to expire, a client to finish its section, reconnect and poll its way
@@ -137,6 +146,14 @@ async function clockJumpOnce(
       return { fault: 'clock-jump', target: { node: c, client: holder.index }, applied: false, error };
     }
     const turnAt = nowNs();
+    probe.skew = observePhase(
+      context.deployment,
+      'clock-jump',
+      { node: c },
+      'started',
+      stepMs,
+      context.startedAt,
+    );
     const second = await windowOf(
       context,
       (client) => client.index !== holder.index && (client.grant?.askedAt ?? 0) > turnAt,
