@@ -1,3 +1,5 @@
+/** Bad options throw core's `InvalidArgumentError`, re-exported so a user needs only this package. */
+export { InvalidArgumentError } from '@fencekit/core';
 export { dockerAvailable, serversImageTag } from './docker/engine.js';
 export {
   ClusterClosedError,
