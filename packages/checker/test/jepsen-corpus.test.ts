@@ -280,6 +280,8 @@ describe('EDN as Jepsen and Clojure write it', () => {
       '%',
     ]);
     expect(value('[\\a \\newline \\space \\u00e9 \\, \\(]')).toEqual(['a', '\n', ' ', 'é', ',', '(']);
+    expect(value('"caf\\u00e9 \\b\\f"')).toBe('café \b\f');
+    expect(() => value('"\\u00"')).toThrow(/expected a string escape/);
     expect(value('[0xff -0x10 ##Inf ##-Inf 1/4]')).toEqual([255, -16, Infinity, -Infinity, 0.25]);
     expect(Number.isNaN(value('##NaN'))).toBe(true);
     expect(value('[1 #_ 2 #_ #_ 3 4 5]')).toEqual([1, 5]);

@@ -11,7 +11,8 @@ export interface EdnItem {
  * Cuts an EDN history, fed one line at a time, into its top-level items, holding only the item being
  * read: the history may be one vector (or list) of op maps, as Jepsen writes it, or op maps one after
  * another, as porcupine's kv files have them. It only tracks what decides where an item ends —
- * brackets, strings, comments, `\c` characters — and leaves the reading of each item to `EdnReader`,
+ * brackets, strings, comments, `\c` characters, and tags and `#_` discards that wait for the value
+ * after them (`#jepsen.history.Op{…}`, even across a line end) — and leaves the reading of each item to `EdnReader`,
  * so any item EDN allows passes through. Items longer than `maxChars` and brackets nested deeper than
  * `MAX_NESTING` are bad input, named by line.
  */

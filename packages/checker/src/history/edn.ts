@@ -75,6 +75,8 @@ const ESCAPES: Readonly<Record<string, string>> = Object.assign(Object.create(nu
   r: '\r',
   '"': '"',
   '\\': '\\',
+  b: '\b',
+  f: '\f',
 });
 
 /**
@@ -308,8 +310,17 @@ export class EdnReader {
       if (c === 10) this.#line++;
       else if (c === 92) {
         const e = this.text[i + 1];
+        // `\u00e9`, as Clojure reads it.
+        const hex = e === 'u' ? /^[0-9a-fA-F]{4}/.exec(this.text.slice(i + 2, i + 6)) : null;
+        if (hex !== null) {
+          parts.push(this.text.slice(from, i), String.fromCharCode(Number.parseInt(hex[0], 16)));
+          i += 6;
+          from = i;
+          continue;
+        }
         const m = e === undefined ? undefined : ESCAPES[e];
-        if (m === undefined) this.#fail('a string escape (\\n \\t \\r \\" \\\\)', `\\${e ?? ''}`);
+        if (m === undefined)
+          this.#fail('a string escape (\\n \\t \\r \\b \\f \\" \\\\ \\uXXXX)', `\\${e ?? ''}`);
         parts.push(this.text.slice(from, i), m);
         i += 2;
         from = i;
