@@ -1,0 +1,433 @@
+/**
+ * What a user gets from `npm install @fencekit/<x>`: every public package is packed (its `prepack` builds it),
+ * the tarballs are installed into an empty project beside the user's own ioredis (another 5.x minor than the
+ * workspace's), etcd3 and @types/node, and then used only from there: a strict TypeScript consumer is compiled
+ * without skipLibCheck, every entry point is loaded with `import` and `require`, publint and arethetypeswrong
+ * check each package, `npm publish --dry-run` runs on each tarball, and fixtures/runtime.mjs starts real servers
+ * with the installed @fencekit/cluster and runs each README's example against them.
+ * Checks are soft (expect.soft): one run lists every problem. Registry: npm installs from its cache when it can
+ * (--prefer-offline); the caller's ioredis and the peer-range check need the registry the first time.
+ */
+import { execFile } from 'node:child_process';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
+const PUBLIC = ['core', 'cluster', 'redis', 'redlock', 'zk', 'etcd', 'checker'] as const;
+const PRIVATE = ['packages/mutants', 'apps/harness'];
+/** Packages whose README has a runnable example: the first ```js block after `## Example`. */
+const WITH_EXAMPLE = ['core', 'redis', 'redlock', 'zk', 'etcd'];
+/** The user's ioredis: another minor than the workspace's (checked below). */
+const CALLER_IOREDIS = '5.10.1';
+/** Entry points that need an optional peer the consumer does not install. */
+const NEEDS_OPTIONAL_PEER = new Set([
+  '@fencekit/core/testing',
+  '@fencekit/core/sqlite',
+  '@fencekit/cluster/vitest',
+]);
+
+interface Manifest {
+  license?: string;
+  private?: boolean;
+  publishConfig?: { access?: string };
+  repository?: { url?: string; directory?: string };
+  homepage?: string;
+  bugs?: { url?: string };
+  sideEffects?: unknown;
+  scripts?: Record<string, string>;
+  exports?: Record<string, unknown>;
+  dependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+}
+
+interface Packed {
+  name: string;
+  tarball: string;
+  files: string[];
+  manifest: Manifest;
+}
+
+let work: string;
+let consumer: string;
+const packed = new Map<string, Packed>();
+
+function run(
+  command: string,
+  args: string[],
+  options: { cwd: string; timeoutMs: number; env?: NodeJS.ProcessEnv },
+): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      command,
+      args,
+      {
+        cwd: options.cwd,
+        timeout: options.timeoutMs,
+        maxBuffer: 64 << 20,
+        env: { ...process.env, ...options.env },
+      },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        resolve({ code, out: `${stdout}\n${stderr}` });
+      },
+    );
+  });
+}
+
+function entryPoints(pkg: Packed): string[] {
+  const keys = Object.keys(pkg.manifest.exports ?? { '.': null }).filter((k) => k !== './package.json');
+  return keys.map((k) => (k === '.' ? pkg.name : `${pkg.name}/${k.slice(2)}`));
+}
+
+/** The first ```js block after `## Example` (before the next `## ` heading), or undefined. */
+function readmeExample(readme: string): string | undefined {
+  const section = /^## Example[^\n]*\n([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(readme)?.[1];
+  return section === undefined ? undefined : /^```js\n([\s\S]*?)^```/m.exec(section)?.[1];
+}
+
+/**
+ * Hosts an example would connect to that are not loopback (127.0.0.0/8, localhost, ::1): URL hosts, `ip:port`
+ * pairs and `host: 'ip'` options. A bare address in a plain value ('serving at 10.0.0.7') is not a target.
+ */
+function nonLoopbackHosts(source: string): string[] {
+  const hosts = [
+    ...source.matchAll(/\b(\d{1,3}(?:\.\d{1,3}){3}):\d/g),
+    ...source.matchAll(/\bhost['"]?\s*[:=]\s*['"`]([^'"`]+)['"`]/g),
+    ...source.matchAll(/[a-z][a-z0-9+.-]*:\/\/(?:[^@/\s'"`]*@)?([^:/\s'"`,]+)/gi),
+  ].map((m) => m[1] ?? '');
+  return hosts.filter((h) => !/^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/.test(h) && !h.includes('$'));
+}
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'fencekit-packaging-'));
+  const tarballs = join(work, 'tarballs');
+  mkdirSync(tarballs);
+  // One at a time, under the build lock: each prepack runs `tsc -b`, which must not race another build.
+  for (const name of PUBLIC) {
+    const dir = join(root, 'packages', name);
+    const { code, out } = await run(
+      'flock',
+      ['/tmp/fencekit-build.lock', 'npm', 'pack', '--json', '--pack-destination', tarballs],
+      { cwd: dir, timeoutMs: 180_000 },
+    );
+    if (code !== 0) throw new Error(`npm pack of ${name} failed:\n${out}`);
+    const info = JSON.parse(out.slice(out.indexOf('['), out.lastIndexOf(']') + 1))[0] as {
+      name: string;
+      filename: string;
+      files: { path: string }[];
+    };
+    packed.set(name, {
+      name: info.name,
+      tarball: join(tarballs, info.filename),
+      files: info.files.map((f) => f.path),
+      manifest: JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')),
+    });
+  }
+
+  consumer = join(work, 'consumer');
+  mkdirSync(consumer);
+  const typesNode = JSON.parse(
+    readFileSync(join(root, 'node_modules/@types/node/package.json'), 'utf8'),
+  ).version;
+  const dependencies: Record<string, string> = {
+    ioredis: CALLER_IOREDIS,
+    etcd3: '^1.1.2',
+    '@types/node': typesNode,
+  };
+  for (const pkg of packed.values()) dependencies[pkg.name] = `file:${pkg.tarball}`;
+  writeFileSync(
+    join(consumer, 'package.json'),
+    JSON.stringify({ name: 'consumer', private: true, type: 'module', dependencies }, null, 2),
+  );
+  const install = await run(
+    'npm',
+    ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'],
+    {
+      cwd: consumer,
+      timeoutMs: 240_000,
+    },
+  );
+  if (install.code !== 0) throw new Error(`npm install of the tarballs failed:\n${install.out}`);
+}, 600_000);
+
+afterAll(() => {
+  if (work && !process.env.FENCEKIT_KEEP_PACKAGING) rmSync(work, { recursive: true, force: true });
+});
+
+describe('tarballs', () => {
+  it('carry LICENSE, README and CHANGELOG, and no build leftovers, demos, benchmarks or dangling source maps', () => {
+    for (const [name, pkg] of packed) {
+      const files = new Set(pkg.files);
+      for (const needed of ['LICENSE', 'README.md', 'CHANGELOG.md', 'package.json']) {
+        expect.soft(files.has(needed), `${name}: ${needed} shipped`).toBe(true);
+      }
+      const leftovers = pkg.files.filter(
+        (f) =>
+          f.endsWith('.tsbuildinfo') ||
+          /(^|\/)demo\./.test(f) ||
+          // core's `./bench` is an exported entry point (shared benchmark statistics); no other bench ships.
+          (/(^|\/)bench\//.test(f) && !(name === 'core' && /^(dist|src)\/bench\//.test(f))),
+      );
+      expect.soft(leftovers, `${name}: files that must not ship`).toEqual([]);
+      const dangling: string[] = [];
+      for (const map of pkg.files.filter((f) => f.endsWith('.map'))) {
+        const installed = join(consumer, 'node_modules', pkg.name, map);
+        const sources = (JSON.parse(readFileSync(installed, 'utf8')) as { sources: string[] }).sources;
+        for (const source of sources) {
+          const target = join(map, '..', source);
+          if (!files.has(target)) dangling.push(`${map} -> ${target}`);
+        }
+      }
+      expect.soft(dangling.slice(0, 5), `${name}: source maps pointing at files not shipped`).toEqual([]);
+    }
+  });
+
+  it('carry no path into the workspace (../../, shared/data, absolute checkout paths)', () => {
+    for (const [name, pkg] of packed) {
+      const bad: string[] = [];
+      for (const file of pkg.files.filter((f) => /\.(js|ts|md|sh|json)$/.test(f))) {
+        const text = readFileSync(join(consumer, 'node_modules', pkg.name, file), 'utf8');
+        // Absolute paths of this machine's checkout anywhere; in code, any path out of the package.
+        if (/\/work\/(main|shared)\b/.test(text)) bad.push(file);
+        else if (
+          /\.(js|ts|sh)$/.test(file) &&
+          /shared\/data|\$\{packageRoot\}\.\.\/|\.\.\/\.\.\/\.\.\//.test(text)
+        ) {
+          bad.push(file);
+        }
+      }
+      expect.soft(bad, `${name}: files referring to the repository around the package`).toEqual([]);
+    }
+  });
+});
+
+describe('package.json', () => {
+  it('has what publishing needs', () => {
+    for (const [name, pkg] of packed) {
+      const m = pkg.manifest;
+      expect.soft(m.license, `${name}: license`).toBe('MIT');
+      expect.soft(m.private, `${name}: not private`).toBeUndefined();
+      expect.soft(m.publishConfig?.access, `${name}: publishConfig.access`).toBe('public');
+      expect.soft(typeof m.repository?.url, `${name}: repository.url`).toBe('string');
+      expect.soft(m.repository?.directory, `${name}: repository.directory`).toBe(`packages/${name}`);
+      expect.soft(typeof m.homepage, `${name}: homepage`).toBe('string');
+      expect.soft(typeof m.bugs?.url, `${name}: bugs.url`).toBe('string');
+      expect.soft(m.sideEffects, `${name}: sideEffects`).toBe(false);
+      expect.soft(typeof m.scripts?.prepack, `${name}: prepack builds`).toBe('string');
+      for (const [key, conditions] of Object.entries(m.exports ?? {})) {
+        if (typeof conditions !== 'object' || conditions === null) continue;
+        const c = conditions as Record<string, string>;
+        expect.soft(typeof c.types, `${name} ${key}: types`).toBe('string');
+        expect.soft(typeof c.import, `${name} ${key}: import`).toBe('string');
+        expect.soft(typeof (c.require ?? c.default), `${name} ${key}: require or default`).toBe('string');
+      }
+    }
+    for (const dir of PRIVATE) {
+      const m = JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8'));
+      expect.soft(m.private, `${dir} stays private`).toBe(true);
+    }
+  });
+
+  it('takes the clients users pass in as ranged peer dependencies', () => {
+    const peers = (name: string) => packed.get(name)?.manifest.peerDependencies ?? {};
+    const deps = (name: string) => packed.get(name)?.manifest.dependencies ?? {};
+    for (const name of ['redis', 'redlock']) {
+      expect.soft(peers(name).ioredis, `${name}: ioredis peer`).toBe('^5.0.0');
+      expect.soft(deps(name).ioredis, `${name}: ioredis not also a pinned dependency`).toBeUndefined();
+    }
+    expect.soft(peers('etcd').etcd3, 'etcd: etcd3 peer').toBe('^1.1.0');
+    expect.soft(deps('etcd').etcd3, 'etcd: etcd3 not also a pinned dependency').toBeUndefined();
+    const installed = JSON.parse(readFileSync(join(consumer, 'node_modules/ioredis/package.json'), 'utf8'));
+    const workspace = JSON.parse(readFileSync(join(root, 'node_modules/ioredis/package.json'), 'utf8'));
+    expect(installed.version).toBe(CALLER_IOREDIS);
+    expect(installed.version.split('.')[1]).not.toBe(workspace.version.split('.')[1]);
+    // One ioredis in the consumer: the user's (a second copy is what defeated instanceof).
+    for (const name of ['redis', 'redlock']) {
+      expect
+        .soft(
+          existsSync(join(consumer, 'node_modules/@fencekit', name, 'node_modules/ioredis')),
+          `${name}: own ioredis`,
+        )
+        .toBe(false);
+    }
+  });
+
+  it("core's optional peers resolve beside current better-sqlite3 and vitest 3 and 4", async () => {
+    const core = packed.get('core')!;
+    for (const [sqlite, vitest] of [
+      ['^13', '^3'],
+      ['^12', '^4'],
+    ] as const) {
+      const dir = join(work, `peers-${sqlite}-${vitest}`.replace(/\^/g, ''));
+      mkdirSync(dir);
+      writeFileSync(
+        join(dir, 'package.json'),
+        JSON.stringify({
+          name: 'peers',
+          private: true,
+          dependencies: { '@fencekit/core': `file:${core.tarball}`, 'better-sqlite3': sqlite, vitest },
+        }),
+      );
+      const { code, out } = await run(
+        'npm',
+        ['install', '--package-lock-only', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'],
+        { cwd: dir, timeoutMs: 120_000 },
+      );
+      expect.soft(code, `better-sqlite3 ${sqlite} + vitest ${vitest}:\n${out.slice(-1500)}`).toBe(0);
+    }
+  });
+});
+
+describe('the installed packages', () => {
+  it('compile in a strict TypeScript consumer without skipLibCheck', async () => {
+    copyFileSync(join(fixtures, 'consumer.ts'), join(consumer, 'consumer.ts'));
+    writeFileSync(
+      join(consumer, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          lib: ['es2023', 'esnext.disposable'],
+          types: ['node'],
+          skipLibCheck: false,
+          noEmit: true,
+        },
+        files: ['consumer.ts'],
+      }),
+    );
+    const tsc = join(root, 'node_modules/typescript/bin/tsc');
+    const { code, out } = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], {
+      cwd: consumer,
+      timeoutMs: 120_000,
+    });
+    expect(out.trim().split('\n').slice(0, 30).join('\n')).toBe('');
+    expect(code).toBe(0);
+  });
+
+  it('load from every entry point with import and with require', async () => {
+    const entries = [...packed.values()].flatMap(entryPoints).filter((e) => !NEEDS_OPTIONAL_PEER.has(e));
+    writeFileSync(
+      join(consumer, 'load.mjs'),
+      `const r = {};\nfor (const e of ${JSON.stringify(entries)}) {\n` +
+        `  try { const m = await import(e); r[e] = Object.keys(m).length > 0 ? 'ok' : 'empty'; }\n` +
+        `  catch (error) { r[e] = String(error.message).split('\\n')[0]; } }\nconsole.log(JSON.stringify(r));\n`,
+    );
+    writeFileSync(
+      join(consumer, 'load.cjs'),
+      `const r = {};\nfor (const e of ${JSON.stringify(entries)}) {\n` +
+        `  try { const m = require(e); r[e] = Object.keys(m).length > 0 ? 'ok' : 'empty'; }\n` +
+        `  catch (error) { r[e] = String(error.message).split('\\n')[0]; } }\nconsole.log(JSON.stringify(r));\n`,
+    );
+    for (const script of ['load.mjs', 'load.cjs']) {
+      const { out } = await run(process.execPath, ['--no-warnings', script], {
+        cwd: consumer,
+        timeoutMs: 60_000,
+      });
+      const line = out.split('\n').find((l) => l.startsWith('{'));
+      const loaded = JSON.parse(line ?? '{}') as Record<string, string>;
+      const failed = Object.entries(loaded).filter(([, v]) => v !== 'ok');
+      expect.soft(failed, `${script}: entry points that did not load`).toEqual([]);
+      expect.soft(Object.keys(loaded).length, `${script}: entry points tried`).toBe(entries.length);
+    }
+  });
+
+  it('pass publint and arethetypeswrong', async () => {
+    const bin = (name: string) => join(root, 'node_modules/.bin', name);
+    await Promise.all(
+      [...packed.values()].map(async (pkg) => {
+        const lint = await run(bin('publint'), ['run', '--strict', '--pack', 'false'], {
+          cwd: join(consumer, 'node_modules', pkg.name),
+          timeoutMs: 60_000,
+        });
+        expect.soft(lint.code, `publint ${pkg.name}:\n${lint.out}`).toBe(0);
+        // node16 profile: node10 resolution predates `exports`; and a require() resolving to ESM is how Node
+        // >= 20.19 (our engines) loads these packages from CommonJS (load.cjs above proves it works).
+        const attw = await run(
+          bin('attw'),
+          [pkg.tarball, '--profile', 'node16', '--ignore-rules', 'cjs-resolves-to-esm', '--format', 'ascii'],
+          {
+            cwd: work,
+            timeoutMs: 90_000,
+          },
+        );
+        expect.soft(attw.code, `attw ${pkg.name}:\n${attw.out}`).toBe(0);
+      }),
+    );
+  });
+
+  it('publish cleanly (npm publish --dry-run, no warnings)', async () => {
+    await Promise.all(
+      [...packed.values()].map(async (pkg) => {
+        const { code, out } = await run(
+          'npm',
+          ['publish', '--dry-run', '--tag', 'packaging-test', pkg.tarball],
+          {
+            cwd: work,
+            timeoutMs: 90_000,
+          },
+        );
+        expect.soft(code, `npm publish --dry-run ${pkg.name}:\n${out}`).toBe(0);
+        // Without credentials a dry run always says it would need a login; any other warning is a finding.
+        const warnings = (out.match(/npm warn.*/gi) ?? []).filter(
+          (w) => !/requires you to be logged in/.test(w),
+        );
+        expect.soft(warnings, `npm publish --dry-run ${pkg.name} warnings`).toEqual([]);
+      }),
+    );
+  });
+
+  it("run against real servers: the user's own clients, the cluster from its own package, each README example", async () => {
+    const examples: string[] = [];
+    for (const name of WITH_EXAMPLE) {
+      const readme = readFileSync(join(consumer, 'node_modules/@fencekit', name, 'README.md'), 'utf8');
+      const example = readmeExample(readme);
+      expect
+        .soft(example, `${name}: README has a runnable example (\`## Example\`, then a js block)`)
+        .toBeDefined();
+      if (example === undefined) continue;
+      // Tests may reach only this machine: an example naming any other host is reported, never run.
+      const foreign = nonLoopbackHosts(example);
+      expect.soft(foreign, `${name}: README example names hosts other than loopback`).toEqual([]);
+      if (foreign.length > 0) continue;
+      writeFileSync(join(consumer, `example-${name}.mjs`), example);
+      examples.push(`example-${name}.mjs`);
+    }
+    copyFileSync(join(fixtures, 'runtime.mjs'), join(consumer, 'runtime.mjs'));
+    const { out } = await run(process.execPath, ['--no-warnings', 'runtime.mjs', ...examples], {
+      cwd: consumer,
+      timeoutMs: 240_000,
+    });
+    const line = out.split('\n').find((l) => l.startsWith('RESULTS '));
+    expect(line, out.slice(-3000)).toBeDefined();
+    const results = JSON.parse(line!.slice('RESULTS '.length)) as Record<
+      string,
+      { ok: boolean; detail: string }
+    >;
+    for (const key of [
+      'cluster-dockerfile',
+      'cluster-start',
+      'cluster-writes-nothing-into-its-package',
+      'redis-uses-callers-ioredis',
+      'redis-leaves-callers-ioredis-open',
+      'redlock-uses-callers-ioredis',
+      'etcd-uses-callers-etcd3',
+      ...examples.map((e) => `example:${e}`),
+    ]) {
+      expect.soft(results[key]?.ok, `${key}: ${results[key]?.detail ?? 'not run'}`).toBe(true);
+    }
+  }, 300_000);
+});

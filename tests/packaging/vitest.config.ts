@@ -1,0 +1,14 @@
+import { defineProject } from 'vitest/config';
+
+/**
+ * The packaging test: packs every public package, installs the tarballs into an empty project and uses them as a
+ * user would (no source aliases: it must see exactly what npm ships). One file, bounded to a few minutes.
+ */
+export default defineProject({
+  test: {
+    name: 'packaging',
+    include: ['packaging.test.ts'],
+    testTimeout: 120_000,
+    hookTimeout: 300_000,
+  },
+});
