@@ -28,8 +28,8 @@ export { builtinModels, modelByName } from './registry.js';
 export {
   type AppliedSemantics,
   applySemantics,
-  type IndependentMode,
   INITIAL_VALUE_MODELS,
+  type IndependentMode,
   MODEL_OPERATIONS,
   modelWithInitialValue,
   parseInitialValue,
