@@ -222,10 +222,10 @@ export function clientStallFaults(
 }
 
 /**
- * Liveness with the clients' own stalls of a TTL or more excused (clientStallFaults). A run with such a
- * stall outside every fault of the nemesis (whose own pauses are excused anyway) is judged between its
- * stalls only, so it never passes: `illegal` if a stretch between them still starved, else `unknown`
- * saying why. At a 50 ms TTL on a loaded 2-core machine most runs are so; at the default 1 s a stall of
+ * Liveness with the clients' own stalls of a TTL or more excused (clientStallFaults). A run that passes
+ * only thanks to such a stall outside every fault of the nemesis (whose own pauses are excused anyway)
+ * was judged between its stalls only, so it does not pass: `unknown`, saying why; `illegal` if a
+ * stretch between them still starved; `ok` if it passes without the excuse too. At a 50 ms TTL on a loaded 2-core machine most runs are so; at the default 1 s a stall of
  * a whole TTL is rare, and such a run is judged as before.
  */
 export function livenessWithStalls(
@@ -249,7 +249,8 @@ export function livenessWithStalls(
     clientStallsOutsideFaults: outsideFaults,
     longestClientStallMs: stalls.longestMs,
   };
-  if (result.verdict === 'ok' && outsideFaults > 0) {
+  // Unknown only when the excuse is what cleared the run: judged without it, it passes as it is.
+  if (result.verdict === 'ok' && outsideFaults > 0 && checkLiveness(history, options).verdict !== 'ok') {
     return {
       ...result,
       verdict: 'unknown' as const,
