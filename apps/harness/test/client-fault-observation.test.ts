@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryBackend } from '../src/backends/memory.js';
 import { redisBackend } from '../src/backends/redis.js';
@@ -7,12 +8,13 @@ import type { CheckOutcome } from '../src/check/check.js';
 import { nowNs } from '../src/history/clock.js';
 import type { UnindexedEvent } from '../src/history/event.js';
 import { runAimedFault } from '../src/nemesis/aimed.js';
-import { processState } from '../src/nemesis/client-probes.js';
+import { endpointPorts, processState, tcpConnections } from '../src/nemesis/client-probes.js';
 import { type HangAtClose, hangAtClose } from '../src/nemesis/hang-at-close.js';
 import type { ClientHandle, FaultWindowSummary, NemesisContext } from '../src/nemesis/nemesis.js';
 import { pauseClient } from '../src/nemesis/nemesis.js';
 import { withFaultEffects } from '../src/nemesis/observation.js';
 import { seededRandom } from '../src/nemesis/random.js';
+import { reportsDir, run } from './support/runs.js';
 
 /**
  * #20: the faults the harness applies itself — a client stopped (pause-client, stall-holder), the clients' links
@@ -81,7 +83,15 @@ function context(deployment: Deployment, options: { window?: ClientHandle; sessi
 
 /** `deployment` with some of its fault primitives replaced (a primitive that returns without doing anything). */
 function lying(deployment: Deployment, faults: Partial<FaultDriver>): Deployment {
-  return { ...deployment, faults: { ...deployment.faults, ...faults } };
+  const real = deployment.faults;
+  const driver = new Proxy(real, {
+    get: (target, key) => {
+      if (Object.hasOwn(faults, key)) return faults[key as keyof FaultDriver];
+      const value = Reflect.get(target, key);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { ...deployment, faults: driver };
 }
 
 function expectSeen(summary: FaultWindowSummary, started: RegExp, healed?: RegExp) {
@@ -105,7 +115,9 @@ function expectUnseen(summary: FaultWindowSummary, detail: RegExp) {
   expect(judged.checkers['fault-effects']?.error).toMatch(/was applied but its effect was not observed/);
 }
 
+const out = reportsDir();
 afterAll(() => {
+  rmSync(out, { recursive: true, force: true });
   for (const child of children) {
     child.kill('SIGCONT');
     child.kill('SIGKILL');
@@ -193,6 +205,31 @@ describe('the memory backend and the aimed server faults on it', () => {
   );
 });
 
+describe('whole runs: every applied fault carries what the probes saw', () => {
+  it('memory: pause-client, stall-holder, flicker, pause-server, kill and hang-at-close, each seen and seen to end', async () => {
+    const { run: r, results } = await run({
+      backend: 'memory',
+      workload: 'mutex',
+      fault: 'pause-client,stall-holder,flicker,pause-server,kill,hang-at-close',
+      clients: 3,
+      time: '12s',
+      seed: 7,
+      out,
+    });
+    const applied = r.meta.faultsApplied.filter((f) => f.applied);
+    expect(applied.length, JSON.stringify(r.meta.faultsApplied)).toBeGreaterThan(2);
+    expect(applied.map((f) => f.fault)).toContain('hang-at-close');
+    for (const f of applied) {
+      expect(f.observed?.started?.seen, JSON.stringify(f)).toBe(true);
+      expect(f.observed?.healed?.seen, JSON.stringify(f)).toBe(true);
+    }
+    expect(
+      results.checkers['fault-effects'],
+      JSON.stringify(results.checkers['fault-effects']),
+    ).toBeUndefined();
+  }, 120_000);
+});
+
 describe('suspend: the clients links are seen reset', () => {
   let redis: Deployment;
   beforeAll(async () => {
@@ -212,17 +249,45 @@ describe('suspend: the clients links are seen reset', () => {
     );
   }
 
+  /** Waits (bounded) until the client process has its connection open. */
+  async function connected(child: ChildProcess): Promise<void> {
+    const ports = endpointPorts(redis.endpoints);
+    for (let i = 0; i < 200 && tcpConnections(child.pid!, ports).size === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(tcpConnections(child.pid!, ports).size).toBe(1);
+  }
+
   it('the connections open at the reset are gone and requests through the proxy fail; answered after the heal', async () => {
-    const client = handle(connectedClient());
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    const child = connectedClient();
+    await connected(child);
+    const client = handle(child);
     const { ctx } = context(redis, { window: client, sessionMs: 1_000 });
     const summary = await runAimedFault('suspend', ctx, seededRandom(1), 1_000);
     expectSeen(summary, /1 of the 1 client connections open at the reset are gone/, /answered/);
   }, 30_000);
 
+  it('a whole run: the clients real connections, taken from their processes, are seen cut', async () => {
+    const { run: r, results } = await run(
+      { backend: 'redis', workload: 'inventory', fault: 'suspend', clients: 3, time: '8s', seed: 2, out },
+      redis,
+    );
+    const applied = r.meta.faultsApplied.filter((f) => f.applied);
+    expect(applied.length, JSON.stringify(r.meta.faultsApplied)).toBeGreaterThan(0);
+    for (const f of applied) {
+      expect(f.observed?.started?.seen, JSON.stringify(f)).toBe(true);
+      expect(f.observed?.started?.detail).toMatch(
+        /([1-9]\d*) of the \1 client connections open at the reset are gone/,
+      );
+      expect(f.observed?.healed?.seen, JSON.stringify(f)).toBe(true);
+    }
+    expect(results.checkers['fault-effects']).toBeUndefined();
+  }, 120_000);
+
   it('a reset that did nothing is not seen', async () => {
-    const client = handle(connectedClient());
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    const child = connectedClient();
+    await connected(child);
+    const client = handle(child);
     const liar = lying(redis, { toxic: async () => {} });
     const { ctx } = context(liar, { window: client, sessionMs: 1_000 });
     expectUnseen(

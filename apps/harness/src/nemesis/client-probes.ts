@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createConnection } from 'node:net';
 import type { EffectQuery, Observation } from '@fencekit/cluster';
 import { sleep } from '../workloads/util.js';
@@ -46,15 +47,17 @@ export async function pollPhase(
 ): Promise<ObservedPhase> {
   const wanted = phase === 'started';
   const called = performance.now();
-  for (;;) {
+  // At least two readings, the last one past the bound: a first one slowed by a loaded machine must not be all.
+  for (let looks = 1; ; looks++) {
     const at = performance.now();
     const seen = await Promise.resolve()
       .then(look)
       .catch((error: Error) => ({ effect: !wanted, detail: `probe failed: ${error.message}` }));
     if (seen.effect === wanted) return { seen: true, detail: seen.detail, atMs: Math.round(at - startedAt) };
     const spent = performance.now() - called;
-    if (spent >= timeoutMs) return { seen: false, detail: seen.detail, atMs: Math.round(at - startedAt) };
-    await sleep(Math.min(intervalMs, timeoutMs - spent));
+    if (spent >= timeoutMs && looks >= 2)
+      return { seen: false, detail: seen.detail, atMs: Math.round(at - startedAt) };
+    await sleep(Math.max(0, Math.min(intervalMs, timeoutMs - spent)));
   }
 }
 
@@ -89,14 +92,14 @@ export function observeClientStop(
   );
 }
 
-/** The inodes of the TCP connections `pid` has open to any of `ports` (established), from its /proc view. */
-export function tcpConnections(pid: number, ports: ReadonlySet<number>): Set<string> {
+/** The inodes of the sockets `pid` holds open (its /proc fd links), empty when it has gone. */
+function socketInodes(pid: number): Set<string> {
   const sockets = new Set<string>();
   let fds: string[];
   try {
     fds = readdirSync(`/proc/${pid}/fd`);
   } catch {
-    return new Set();
+    return sockets;
   }
   for (const fd of fds) {
     try {
@@ -106,24 +109,46 @@ export function tcpConnections(pid: number, ports: ReadonlySet<number>): Set<str
       // closed meanwhile
     }
   }
+  return sockets;
+}
+
+const TCP_TABLES = ['/proc/self/net/tcp', '/proc/self/net/tcp6'];
+
+/**
+ * The inodes of the established TCP connections towards any of `ports` in our network namespace (the clients'
+ * too: they are our children), from the kernel's tables: one read of each, whatever the number of clients.
+ */
+function establishedTo(tables: readonly string[], ports: ReadonlySet<number>): Set<string> {
   const found = new Set<string>();
-  for (const table of ['tcp', 'tcp6']) {
-    let text: string;
-    try {
-      text = readFileSync(`/proc/${pid}/net/${table}`, 'utf8');
-    } catch {
-      continue;
-    }
+  for (const text of tables) {
     for (const line of text.split('\n').slice(1)) {
       const fields = line.trim().split(/\s+/);
       if (fields.length < 10) continue;
       const remote = fields[2]!;
       const port = Number.parseInt(remote.slice(remote.lastIndexOf(':') + 1), 16);
       // 01: ESTABLISHED
-      if (fields[3] === '01' && ports.has(port) && sockets.has(fields[9]!)) found.add(fields[9]!);
+      if (fields[3] === '01' && ports.has(port)) found.add(fields[9]!);
     }
   }
   return found;
+}
+
+const readTablesSync = () =>
+  TCP_TABLES.map((path) => {
+    try {
+      return readFileSync(path, 'utf8');
+    } catch {
+      return '';
+    }
+  });
+
+/** Read without blocking: the fault proxy may run in this process, and its resets must not wait for us. */
+const readTables = () => Promise.all(TCP_TABLES.map((path) => readFile(path, 'utf8').catch(() => '')));
+
+/** The inodes of the TCP connections `pid` has open to any of `ports` (established). */
+export function tcpConnections(pid: number, ports: ReadonlySet<number>): Set<string> {
+  const open = establishedTo(readTablesSync(), ports);
+  return new Set([...socketInodes(pid)].filter((inode) => open.has(inode)));
 }
 
 /** The ports of client-facing endpoints ('host:port'); a socket path has none. */
@@ -141,8 +166,11 @@ export function clientLinks(
   pids: readonly (number | undefined)[],
   ports: ReadonlySet<number>,
 ): Map<number, Set<string>> {
+  const open = establishedTo(readTablesSync(), ports);
   const links = new Map<number, Set<string>>();
-  for (const pid of pids) if (pid !== undefined) links.set(pid, tcpConnections(pid, ports));
+  for (const pid of pids) {
+    if (pid !== undefined) links.set(pid, new Set([...socketInodes(pid)].filter((inode) => open.has(inode))));
+  }
   return links;
 }
 
@@ -174,11 +202,13 @@ export async function observeLinksReset(
   const links =
     phase === 'started' && before
       ? pollPhase(
-          () => {
-            const open = [...before].reduce((n, [pid, inodes]) => {
-              const now = tcpConnections(pid, ports);
-              return n + [...inodes].filter((inode) => now.has(inode)).length;
-            }, 0);
+          async () => {
+            // An inode is unique while its socket lives: still in the table as established, still open.
+            const now = establishedTo(await readTables(), ports);
+            const open = [...before.values()].reduce(
+              (n, inodes) => n + [...inodes].filter((inode) => now.has(inode)).length,
+              0,
+            );
             const had = [...before.values()].reduce((n, s) => n + s.size, 0);
             return {
               effect: open === 0,
