@@ -60,8 +60,14 @@ describe('search reductions for crashed ops', () => {
           convict: false,
           search: { subsume: true, redundant: false },
         });
+        const relaxed = checkLinearizable(ops, model, {
+          timeoutMs: 20_000,
+          convict: false,
+          search: { relax: true, relaxFirst: true },
+        });
         const truth = referenceLinearizable(ops, model) ? 'ok' : 'illegal';
         expect(fast.verdict).toBe(truth);
+        expect(relaxed.verdict).toBe(truth);
         expect(plain.verdict).toBe(truth);
         expect(subsumeOnly.verdict).toBe(truth);
       }),
@@ -107,6 +113,11 @@ describe('search reductions for crashed ops', () => {
           expect(fast.verdict).toBe(plain.verdict);
           expect(fast.verdict).not.toBe('unknown');
           if (mutations === 0) expect(fast.verdict).toBe('ok');
+          const relaxed = checkLinearizable(ops, model, {
+            timeoutMs: 20_000,
+            search: { relax: true, relaxFirst: true },
+          });
+          expect(relaxed.verdict).toBe(fast.verdict);
           if (ops.length <= 16)
             expect(fast.verdict).toBe(referenceLinearizable(ops, model) ? 'ok' : 'illegal');
         },

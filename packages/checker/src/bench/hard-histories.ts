@@ -48,6 +48,23 @@ export interface HardParams {
   /** Share of reads, writes, cas (the rest). */
   reads: number;
   writes: number;
+  /** Longest op (time units; default 220, shortest 20) and longest think time between a client's ops (default 15). */
+  latency?: number;
+  think?: number;
+  /**
+   * A buggy register instead of a correct one: each completed write or cas that swapped is lost
+   * (acknowledged, never applied) with probability `lostWrites`, and each read returns the value
+   * before the latest change with probability `staleReads`. The truth of such a history is not known
+   * by construction (the bug may go unobserved).
+   */
+  lostWrites?: number;
+  staleReads?: number;
+  /**
+   * Split brain: for this many effects in the middle of the run, the odd-numbered clients work on a
+   * copy of the register taken when the window opens, and what they write there is lost when it
+   * closes (a partitioned minority that kept answering).
+   */
+  splitBrain?: number;
 }
 
 export interface GeneratedOp {
@@ -74,6 +91,7 @@ export function generateHard(p: HardParams): GeneratedOp[] {
   interface Pending {
     op: GeneratedOp;
     at: number;
+    client: number;
   }
   // Plan the intervals first: per client, back to back with short gaps.
   const plans: { client: number; call: number; at: number; ret: number }[] = [];
@@ -83,11 +101,11 @@ export function generateHard(p: HardParams): GeneratedOp[] {
     for (let c = 1; c < p.processes; c++)
       if ((clientTime[c] as number) < (clientTime[client] as number)) client = c;
     const call = clientTime[client] as number;
-    const length = 20 + rng.int(200);
+    const length = 20 + rng.int((p.latency ?? 220) - 20);
     const at = call + 1 + rng.int(length - 1);
     const ret = call + length;
     plans.push({ client, call, at, ret });
-    clientTime[client] = ret + 1 + rng.int(15);
+    clientTime[client] = ret + 1 + rng.int(p.think ?? 15);
   }
   // Effects in time order on one register; the history starts with a completed write of 0.
   const ops: GeneratedOp[] = [];
@@ -110,17 +128,36 @@ export function generateHard(p: HardParams): GeneratedOp[] {
     if (crashed) processOf[plan.client] = (processOf[plan.client] as number) + p.processes;
     ops.push(op);
     // A crashed write or cas took effect or not, at random; a crashed read has no effect to speak of.
-    if (!crashed || rng.next() < 0.5) pending.push({ op, at: plan.at });
+    if (!crashed || rng.next() < 0.5) pending.push({ op, at: plan.at, client: plan.client });
   }
   pending.sort((a, b) => a.at - b.at);
   let value = 0;
-  for (const { op } of pending) {
-    if (op.f === 'read') op.output = value;
-    else if (op.f === 'write') value = op.input as number;
+  let before = 0;
+  const set = (v: number, op: GeneratedOp): void => {
+    if (op.status !== 'info' && rng.next() < (p.lostWrites ?? 0)) return; // acknowledged, lost
+    if (v !== value) before = value;
+    value = v;
+  };
+  const windowFrom = (pending.length - (p.splitBrain ?? 0)) >> 1;
+  const windowTo = windowFrom + (p.splitBrain ?? 0);
+  let replica = 0;
+  pending.forEach(({ op, client }, i) => {
+    if (i === windowFrom) replica = value; // the minority's copy, taken as the window opens
+    if (i >= windowFrom && i < windowTo && client % 2 === 1) {
+      const main = value;
+      value = replica;
+      step(op);
+      replica = value;
+      value = main;
+    } else step(op);
+  });
+  function step(op: GeneratedOp): void {
+    if (op.f === 'read') op.output = rng.next() < (p.staleReads ?? 0) ? before : value;
+    else if (op.f === 'write') set(op.input as number, op);
     else {
       const [from, to] = op.input as [number, number];
       const swapped = value === from;
-      if (swapped) value = to;
+      if (swapped) set(to, op);
       if (op.status !== 'info') {
         op.output = swapped;
         op.status = swapped ? 'ok' : 'fail';

@@ -2,7 +2,7 @@ import { pairOperations } from '../history/pairing.js';
 import type { HistoryEvent, Operation, Verdict } from '../history/types.js';
 import { type AnyModel, describeOperation } from '../models/model.js';
 import { layoutHistory, type SearchLayout } from './history-order.js';
-import { Search, type SearchOptions, type SearchStatus } from './search.js';
+import { realizeLinearization, Search, type SearchOptions, type SearchStatus } from './search.js';
 import { buildWitness, type Witness } from './witness.js';
 
 export interface CheckOptions {
@@ -60,6 +60,17 @@ interface Job {
   /** Created at the partition's first slice and dropped once it is decided, so thousands of small
    * partitions never hold their caches all at once. */
   search: Search | undefined;
+  /**
+   * The relaxed search (optional ops reusable), run beside the exact one while the partition has
+   * optional ops: its `illegal` is final, its `ok` counts when the uses get distinct ops.
+   */
+  relaxed: Search | undefined;
+  relaxedDone: boolean;
+  relaxedSteps: number;
+  /** Per slot, 1 while the relaxed search may reuse it (refined when a linearization overuses a kind). */
+  reusable: Uint8Array | undefined;
+  /** The layout's entry lists as laid out, before any search unlinked ops from them. */
+  pristine: SearchLayout;
   done: boolean;
 }
 
@@ -136,6 +147,11 @@ class CheckRun {
         layout,
         prepared: layout.ops.map((op) => model.prepare(op)),
         search: undefined,
+        relaxed: undefined,
+        relaxedDone: false,
+        relaxedSteps: 0,
+        reusable: undefined,
+        pristine: ownLists(layout),
         done: false,
       };
     });
@@ -218,9 +234,76 @@ function roundRobinPass(
 ): void {
   const sliceEnd = Math.min(budget.deadline, performance.now() + budget.sliceMs);
   let liveBytes = 0;
-  for (const job of active) liveBytes += job.search?.bytes ?? 0;
+  for (const job of active) liveBytes += (job.search?.bytes ?? 0) + (job.relaxed?.bytes ?? 0);
   for (const job of active) {
     if (job.done) continue;
+    if (
+      job.relaxed === undefined &&
+      !job.relaxedDone &&
+      budget.search.relax === true &&
+      job.layout.ops.length > job.layout.required
+    ) {
+      if (job.reusable === undefined) {
+        job.reusable = new Uint8Array(job.layout.ops.length);
+        job.reusable.fill(1, job.layout.required);
+      }
+      job.relaxed = new Search(model, ownLists(job.pristine), job.prepared, {
+        ...budget.search,
+        reusable: job.reusable,
+      });
+    }
+    const relaxed = job.relaxed;
+    if (relaxed !== undefined) {
+      const t = performance.now();
+      const before = relaxed.bytes;
+      const until = budget.search.relaxFirst === true ? sliceEnd : t + (sliceEnd - t) / 2;
+      const status = relaxed.run(until, budget.memoryBytes - (liveBytes - before));
+      liveBytes += relaxed.bytes - before;
+      state.peakBytes = Math.max(state.peakBytes, liveBytes);
+      job.result.ms += performance.now() - t;
+      if (status !== 'running') {
+        liveBytes -= relaxed.bytes;
+        const overused = new Set<number>();
+        const real =
+          status === 'ok'
+            ? realizeLinearization(
+                job.layout,
+                relaxed.prepared,
+                relaxed.linearization as Int32Array,
+                false,
+                overused,
+              )
+            : undefined;
+        if (status === 'illegal' || real !== undefined) {
+          liveBytes -= job.search?.bytes ?? 0;
+          settleRelaxed(job, model, relaxed, real);
+          release(job);
+          if (job.result.verdict === 'illegal' && !budget.perPartition) {
+            state.stop = true;
+            return;
+          }
+          continue;
+        }
+        // ok, but some kinds were used more often than they have ops: those become exact (used up
+        // once placed) and a new relaxed search starts; out of memory, or nothing left to refine:
+        // the exact search alone decides.
+        job.relaxedSteps += relaxed.steps;
+        job.relaxed = undefined;
+        const reusable = job.reusable as Uint8Array;
+        let refined = false;
+        for (const slot of overused) {
+          if (reusable[slot] === 1) refined = true;
+          reusable[slot] = 0;
+        }
+        if (status !== 'ok' || !refined || !reusable.includes(1)) job.relaxedDone = true;
+        else
+          job.relaxed = new Search(model, ownLists(job.pristine), job.prepared, {
+            ...budget.search,
+            reusable,
+          });
+      }
+    }
+    if (budget.search.relaxFirst === true && job.relaxed !== undefined) continue;
     job.search ??= new Search(model, job.layout, job.prepared, budget.search);
     const search = job.search;
     const t = performance.now();
@@ -233,7 +316,7 @@ function roundRobinPass(
       if (performance.now() >= budget.deadline) return;
       continue;
     }
-    liveBytes -= search.bytes;
+    liveBytes -= search.bytes + (job.relaxed?.bytes ?? 0);
     settle(job, model, search, status);
     release(job);
     if (job.result.verdict === 'illegal' && !budget.perPartition) {
@@ -241,6 +324,38 @@ function roundRobinPass(
       return;
     }
   }
+}
+
+/** The layout with its own entry lists: a search unlinks and relinks them as it places ops. */
+function ownLists(layout: SearchLayout): SearchLayout {
+  return {
+    ...layout,
+    next: layout.next.slice(),
+    prev: layout.prev.slice(),
+    optNext: layout.optNext.slice(),
+    optPrev: layout.optPrev.slice(),
+  };
+}
+
+/** The relaxed search decided: `illegal`, or `ok` with `real`, its linearization with distinct ops. */
+function settleRelaxed(job: Job, model: AnyModel, relaxed: Search, real: Int32Array | undefined): void {
+  const { ops } = job.layout;
+  if (real !== undefined) {
+    if (job.result.verdict === 'illegal')
+      throw new Error(`conviction contradicted by a linearization in partition ${job.result.key}`);
+    job.result.verdict = 'ok';
+    job.result.linearization = [...real].map((slot) => (ops[slot] as Operation).id);
+    return;
+  }
+  const prefix = realizeLinearization(job.layout, relaxed.prepared, relaxed.bestPath, true) as Int32Array;
+  const witness = buildWitness(model, job.layout, relaxed.prepared, prefix);
+  const earlier = job.result.witness;
+  if (earlier?.conviction !== undefined) {
+    witness.conviction = earlier.conviction;
+    witness.unplaced = earlier.unplaced;
+  }
+  job.result.verdict = 'illegal';
+  job.result.witness = witness;
 }
 
 function settle(job: Job, model: AnyModel, search: Search, status: SearchStatus): void {
@@ -277,10 +392,11 @@ function partialWitness(job: Job, model: AnyModel, search: Search): Witness {
 
 function release(job: Job): void {
   job.done = true;
-  if (job.search === undefined) return;
-  job.result.steps = job.search.steps;
-  job.result.cacheEntries = job.search.cache.size;
+  if (job.relaxed !== undefined) job.relaxedSteps += job.relaxed.steps;
+  job.result.steps = (job.search?.steps ?? 0) + job.relaxedSteps;
+  job.result.cacheEntries = (job.search?.cache.size ?? 0) + (job.relaxed?.cache.size ?? 0);
   job.search = undefined; // frees the cache as soon as the partition is decided
+  job.relaxed = undefined;
 }
 
 function toOperations(history: readonly HistoryEvent[] | readonly Operation[]): Operation[] {

@@ -1,3 +1,4 @@
+import type { Operation } from '../history/types.js';
 import { type AnyModel, Inconsistent, type Reachability } from '../models/model.js';
 import { canonicalJson } from '../models/values.js';
 import { ConfigCache } from './cache.js';
@@ -10,6 +11,21 @@ export interface SearchOptions {
   subsume?: boolean;
   /** Skip an op placed right after optional ops when it does the same without them (default true). */
   redundant?: boolean;
+  /**
+   * Relaxed search: the optional slots marked 1 here, once called, may be used any number of times.
+   * Every linearization is a relaxed one, so `illegal` here is `illegal`; an `ok` is a real
+   * linearization only if the uses can be given distinct ops (`realizeLinearization`). The reusable
+   * ops take no place in the configurations. Default: none (the exact search).
+   */
+  reusable?: Uint8Array;
+  /**
+   * For `checkLinearizable`: run relaxed searches beside the exact one, each refined (the kinds a
+   * linearization overused made exact) until one decides (default false: on the generated hard
+   * histories it decided nothing the exact search did not, and halved the exact search's time).
+   */
+  relax?: boolean;
+  /** With `relax`: the exact search starts only once the relaxed ones have settled nothing (for tests). */
+  relaxFirst?: boolean;
 }
 
 /** Where a search stands after `run`. */
@@ -67,13 +83,15 @@ export class Search {
   #high = 0;
   /** True while the current stack is the deepest placement seen and not yet copied to `bestPath`. */
   #atBest = false;
-  readonly #stackSlot: Int32Array;
-  readonly #stackState: Int32Array;
-  readonly #stackForced: Uint8Array;
-  readonly #stackLimit: Float64Array;
+  #stackSlot: Int32Array;
+  #stackState: Int32Array;
+  #stackForced: Uint8Array;
+  #stackLimit: Float64Array;
   /** Per stack entry: the state before the run of optional ops it ends (its own state before, if required). */
-  readonly #stackBase: Int32Array;
+  #stackBase: Int32Array;
   readonly #redundant: boolean;
+  /** Per slot, 1 if never used up (see `SearchOptions.reusable`). */
+  readonly #reusable: Uint8Array;
   #sp = 0;
   #phase = REQUIRED_PHASE;
   #entry: number;
@@ -125,11 +143,13 @@ export class Search {
       for (let slot = 0; slot < layout.required; slot++)
         this.#readOnly[slot] = model.readOnly(this.prepared[slot]) ? 1 : 0;
     }
-    this.#stackSlot = new Int32Array(n);
-    this.#stackState = new Int32Array(n);
-    this.#stackForced = new Uint8Array(n);
-    this.#stackLimit = new Float64Array(n);
-    this.#stackBase = new Int32Array(n);
+    this.#reusable = options.reusable ?? new Uint8Array(n);
+    const depth = options.reusable !== undefined ? n + 64 : n;
+    this.#stackSlot = new Int32Array(depth);
+    this.#stackState = new Int32Array(depth);
+    this.#stackForced = new Uint8Array(depth);
+    this.#stackLimit = new Float64Array(depth);
+    this.#stackBase = new Int32Array(depth);
     this.#redundant = options.redundant ?? true;
     this.states = new StateTable(model);
     this.#current = this.states.intern(model.init());
@@ -185,6 +205,20 @@ export class Search {
     return status;
   }
 
+  #growStack(): void {
+    const length = this.#stackSlot.length * 2;
+    const grow = <T extends Int32Array | Uint8Array | Float64Array>(old: T, make: (n: number) => T): T => {
+      const grown = make(length);
+      grown.set(old as never);
+      return grown;
+    };
+    this.#stackSlot = grow(this.#stackSlot, (k) => new Int32Array(k));
+    this.#stackState = grow(this.#stackState, (k) => new Int32Array(k));
+    this.#stackForced = grow(this.#stackForced, (k) => new Uint8Array(k));
+    this.#stackLimit = grow(this.#stackLimit, (k) => new Float64Array(k));
+    this.#stackBase = grow(this.#stackBase, (k) => new Int32Array(k));
+  }
+
   /** Would `state` (after placing `slot`) leave some other unplaced completed op unreachable? */
   #strands(state: unknown, slot: number): boolean {
     const unreachable = this.#unreachable;
@@ -217,12 +251,13 @@ export class Search {
     let low = this.#low;
     let high = this.#high;
     const unreachable = this.#unreachable;
-    const stackSlot = this.#stackSlot;
-    const stackState = this.#stackState;
-    const stackForced = this.#stackForced;
-    const stackLimit = this.#stackLimit;
-    const stackBase = this.#stackBase;
+    let stackSlot = this.#stackSlot;
+    let stackState = this.#stackState;
+    let stackForced = this.#stackForced;
+    let stackLimit = this.#stackLimit;
+    let stackBase = this.#stackBase;
     const redundant = this.#redundant;
+    const reusable = this.#reusable;
     let sp = this.#sp;
     let phase = this.#phase;
     let entry = this.#entry;
@@ -302,7 +337,7 @@ export class Search {
           }
         }
         const word = wordOf[slot] as number;
-        const mask = maskOf[slot] as number;
+        const mask = reusable[slot] === 1 ? 0 : (maskOf[slot] as number);
         bits[word] = (bits[word] as number) | mask;
         hash ^= zobrist[slot] as number;
         const oldLow = low;
@@ -312,6 +347,14 @@ export class Search {
           while (low < requiredWords && bits[low] === fullWord[low]) low++;
         }
         if (cache.add(mix(hash, sid), sid, bits, low, high)) {
+          if (sp === stackSlot.length) {
+            this.#growStack();
+            stackSlot = this.#stackSlot;
+            stackState = this.#stackState;
+            stackForced = this.#stackForced;
+            stackLimit = this.#stackLimit;
+            stackBase = this.#stackBase;
+          }
           stackSlot[sp] = slot;
           stackState[sp] = current;
           stackForced[sp] = readOnly[slot] as number;
@@ -337,7 +380,7 @@ export class Search {
               this.linearization = stackSlot.slice(0, sp);
               return this.#save('ok', low, high, sp, phase, entry, limit, current, placed, hash, steps);
             }
-          } else {
+          } else if (reusable[slot] === 0) {
             optNext[optPrev[slot] as number] = optNext[slot] as number;
             if ((optNext[slot] as number) !== -1) optPrev[optNext[slot] as number] = optPrev[slot] as number;
           }
@@ -378,7 +421,7 @@ export class Search {
           if ((next[r] as number) !== -1) prev[next[r] as number] = r;
           next[prev[slot] as number] = slot;
           prev[next[slot] as number] = slot;
-        } else {
+        } else if (reusable[slot] === 0) {
           optNext[optPrev[slot] as number] = slot;
           if ((optNext[slot] as number) !== -1) optPrev[optNext[slot] as number] = slot;
         }
@@ -407,4 +450,64 @@ function mix(bitsHash: number, state: number): number {
   h = Math.imul(h, 0xc2b2ae35);
   h ^= h >>> 16;
   return h;
+}
+
+/**
+ * Turns a relaxed search's linearization (an optional op may appear several times: each use stands
+ * for some op of the same effect) into a real one: the uses of each kind, in order, get that kind's
+ * ops in call order, each of which must have been called before every completed op placed after it
+ * returned. Greedy is exact here: the bound only rises along the sequence and earlier calls fit more.
+ * Returns undefined when the uses cannot all get distinct ops, adding the slots of each kind that
+ * ran short to `overused`; with `prefix`, the longest prefix that can (for witnesses).
+ */
+export function realizeLinearization(
+  layout: SearchLayout,
+  prepared: readonly unknown[],
+  relaxed: Int32Array,
+  prefix = false,
+  overused?: Set<number>,
+): Int32Array | undefined {
+  const { ops, required: R } = layout;
+  const kindOf = new Map<string, number[]>();
+  const kindOfSlot = new Map<number, number[]>();
+  for (let slot = R; slot < ops.length; slot++) {
+    const kind = canonicalJson(prepared[slot]);
+    let list = kindOf.get(kind);
+    if (list === undefined) {
+      list = [];
+      kindOf.set(kind, list);
+    }
+    list.push(slot); // slots are in call order
+    kindOfSlot.set(slot, list);
+  }
+  // The earliest return among the completed ops placed after each position.
+  const minRetAfter = new Float64Array(relaxed.length + 1).fill(Number.POSITIVE_INFINITY);
+  for (let i = relaxed.length - 1; i >= 0; i--) {
+    const slot = relaxed[i] as number;
+    const ret = slot < R ? (ops[slot] as Operation).ret : Number.POSITIVE_INFINITY;
+    minRetAfter[i] = Math.min(ret, minRetAfter[i + 1] as number);
+  }
+  const used = new Map<number[], number>();
+  const out = new Int32Array(relaxed.length);
+  let failed = false;
+  for (let i = 0; i < relaxed.length; i++) {
+    const slot = relaxed[i] as number;
+    if (slot < R) {
+      out[i] = slot;
+      continue;
+    }
+    const list = kindOfSlot.get(slot) as number[];
+    const k = used.get(list) ?? 0;
+    const real = list[k];
+    if (real === undefined || (ops[real] as Operation).call > (minRetAfter[i + 1] as number)) {
+      if (prefix) return out.slice(0, i);
+      if (overused === undefined) return undefined;
+      for (const twin of list) overused.add(twin);
+      failed = true;
+      continue;
+    }
+    used.set(list, k + 1);
+    out[i] = real;
+  }
+  return failed ? undefined : out;
 }
