@@ -101,8 +101,16 @@ describe('a fault on one calling process', () => {
     const resetSeen = new Promise<boolean>((resolve) => before.once('error', () => resolve(true)));
     expect(await proxy.setCallerFault(callerFault(process.pid, true))).toBe(1);
     expect(await resetSeen).toBe(true);
-    const opened = await open();
-    expect((await echoed(opened, 'x', 5_000)).reset).toBe(true);
+    // Reset as soon as the proxy has placed it: before or after the client saw it connect.
+    const socket = connect({ host: '127.0.0.1', port: proxy.port });
+    sockets.push(socket);
+    const reset = await new Promise<boolean>((resolve) => {
+      socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNRESET'));
+      socket.once('connect', () => socket.write('x'));
+      socket.once('data', () => resolve(false));
+      setTimeout(() => resolve(false), 5_000).unref();
+    });
+    expect(reset).toBe(true);
     expect(await otherProcessEcho(proxy.port)).toBe('other');
     await proxy.setCallerFault(undefined);
     const after = await open();

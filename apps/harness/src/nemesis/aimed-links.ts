@@ -35,6 +35,8 @@ export const LINK_FAULTS = ['cut-holder', 'reset-holder'] as const;
 export type LinkFault = (typeof LINK_FAULTS)[number];
 
 const GRANTS = new Set(['acquire', 'campaign', 'lock']);
+/** reset-holder: the longest the holder stays stopped while its links are being cut. */
+const STOP_CAP_MS = 100;
 const ms = (ns: number) => Math.round(ns / 1e6);
 
 /** The client's OS process id (the handle carries it in a run; scripted tests may have none). */
@@ -79,6 +81,11 @@ async function startOnHolder(
     () => context.nextWindow(waitMs, context.signal, { pause: true }),
     `no client reached its validity check within ${waitMs} ms`,
     async (client) => {
+      let resumed = false;
+      const resume = () => {
+        if (!resumed) client.resume();
+        resumed = true;
+      };
       try {
         const found = pidOf(client);
         if (!faults.cutProcess || found === undefined) {
@@ -95,20 +102,31 @@ async function startOnHolder(
         if (fault === 'cut-holder')
           counts = await linkCounts(pid, ports).catch(() => new Map<string, LinkCount>());
         at = nowNs();
-        const hit = await faults.cutProcess(pid, { reset: fault === 'reset-holder' });
+        const cutting = faults.cutProcess(pid, { reset: fault === 'reset-holder' });
+        // reset-holder's client counts its session from its last renewal while it is stopped: on a loaded
+        // host the proxies can take a second to place its connections, so it is resumed after at most
+        // STOP_CAP_MS; its write then races the cut, and the record says whether it was in place first.
+        const inPlace =
+          fault === 'reset-holder'
+            ? await Promise.race([cutting.then(() => true), sleep(STOP_CAP_MS).then(() => false)])
+            : await cutting.then(() => true);
+        resume();
+        const hit = await cutting;
         holder = client;
         return {
           client: client.index,
           process: client.process,
           pid,
           linksHit: hit,
+          cutBeforeResume: inPlace,
+          cutMs: ms(nowNs() - at),
           heldForMs: grant ? ms(at - grant.grantedAt) : null,
           validLeftMs: grant?.validUntil === undefined ? null : ms(grant.validUntil - at),
           sessionMs: context.sessionMs,
         };
       } finally {
         // Stopped only while its links were being cut: from here on it runs into the outage.
-        client.resume();
+        resume();
       }
     },
   );
@@ -241,8 +259,10 @@ function address(field: string): string {
 
 const portOf = (addr: string) => Number(addr.slice(addr.lastIndexOf(':') + 1));
 
-function tcpRows(): TcpRow[] {
+/** The TCP table's rows, only those that mention one of `ports` (a busy host has thousands). */
+function tcpRows(ports: ReadonlySet<number>): TcpRow[] {
   const rows: TcpRow[] = [];
+  const marks = [...ports].map((p) => `:${p.toString(16).toUpperCase().padStart(4, '0')} `);
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
     let text = '';
     try {
@@ -251,6 +271,7 @@ function tcpRows(): TcpRow[] {
       continue;
     }
     for (const line of text.split('\n').slice(1)) {
+      if (!marks.some((mark) => line.includes(mark))) continue;
       const f = line.trim().split(/\s+/);
       if (f.length < 10) continue;
       rows.push({
@@ -289,7 +310,7 @@ export function proxyPorts(endpoints: readonly string[]): Set<number> {
 }
 
 /** The process's established connections to the proxies, by socket inode. */
-export function processLinks(pid: number, ports: ReadonlySet<number>, rows = tcpRows()): Set<string> {
+export function processLinks(pid: number, ports: ReadonlySet<number>, rows = tcpRows(ports)): Set<string> {
   const inodes = socketInodes(pid);
   return new Set(
     rows

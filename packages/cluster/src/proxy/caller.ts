@@ -1,5 +1,4 @@
-import { readdirSync, readlinkSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import type { Socket } from 'node:net';
 
 /**
@@ -37,7 +36,7 @@ export function callerFault(pid: number, reset: boolean): CallerFault {
   const callees = new Set<string>();
   const take = (): Promise<Snapshot> => {
     const at = performance.now();
-    snapshot = tcpTable(callees).then((inodeOf) => ({ at, inodeOf, sockets: processSockets(pid) }));
+    snapshot = Promise.resolve({ at, inodeOf: tcpTable(callees), sockets: processSockets(pid) });
     return snapshot;
   };
   const lookup = (view: Snapshot, key: string) => {
@@ -81,11 +80,20 @@ function parse(field: string): string | undefined {
 
 const portHex = (port: number) => `:${port.toString(16).toUpperCase().padStart(4, '0')} `;
 
-/** The inode of every TCP socket towards one of `callees` (ports as `portHex` writes them), by 'local>remote'. */
-async function tcpTable(callees: ReadonlySet<string>): Promise<Map<string, string>> {
+/**
+ * The inode of every TCP socket towards one of `callees` (ports as `portHex` writes them), by 'local>remote'.
+ * Read synchronously: on a loaded host every turn of the event loop between the pieces of a long table cost
+ * tens of ms while the faulted client waited stopped, and gave sockets more time to come and go mid-read.
+ */
+function tcpTable(callees: ReadonlySet<string>): Map<string, string> {
   const inodeOf = new Map<string, string>();
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    const text = await readFile(table, 'utf8').catch(() => '');
+    let text = '';
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
     for (const line of text.split('\n')) {
       // The remote address is the third field: a cheap test first, the split only for candidates.
       if (![...callees].some((port) => line.includes(port))) continue;
