@@ -34,25 +34,48 @@ export const redisReleaseAnyHolder: Mutant = {
   },
 };
 
-export const redisFenceAfterGrant: Mutant = {
-  name: 'redis-fence-after-grant',
+/**
+ * The fence drawn apart from the grant, *before* it: `INCR` in a round trip of its own, the grant
+ * (`SET NX PX`) after it, unfenced, and the fence kept for the resource until a grant comes (the
+ * attempts of one acquire, and a later acquire if this one failed, share it). A client that waits or
+ * stalls between the two holds, once granted, a fence below that of every client granted meanwhile.
+ *
+ * It replaces `redis-fence-after-grant` (INCR sent *after* the grant), which is equivalent to the
+ * adapter for every careful user (argued in the harness README, "Mutation score"): a lease is handed
+ * out only while its validity, counted from the grant's send, lasts, so its late INCR always lands
+ * before the key can expire and the next grant draw its own.
+ */
+export const redisFenceBeforeGrant: Mutant = {
+  name: 'redis-fence-before-grant',
   backend: 'redis',
   breaks:
-    'fences grow with grants: the fence INCR is a second command after the grant, so a holder stalled between the two gets a fence above a later holder’s',
-  exposure: { workload: 'inventory', faults: ['pause-client', 'latency'], fencing: true },
-  checkers: ['fences', 'inventory'],
+    'fences grow with grants: here the fence is drawn (INCR) in a round trip of its own before the grant and kept until one comes, so a client that waited or stalled in between is granted a fence below an earlier holder’s',
+  // A client stopped while its acquire is outstanding (its INCR in flight) for longer than the TTL, until
+  // another client is granted; fencing off, so the resource accepts the lower fence and the fences check
+  // sees it (with fencing on the resource would refuse the rightful holder's writes instead).
+  exposure: { workload: 'mutex', faults: ['stall-acquire'], fencing: false },
+  checkers: ['fences'],
   async install() {
-    const fenceAfter = async (node: LockNode, keys: ResourceKeys) =>
-      String(await node.redis.incr(keys.fence));
+    /** Per fence key: the fence this process drew and has not yet been granted with. */
+    const reserved = new Map<string, string>();
+    const reserve = async (node: LockNode, keys: ResourceKeys): Promise<void> => {
+      if (!reserved.has(keys.fence)) reserved.set(keys.fence, String(await node.redis.incr(keys.fence)));
+    };
+    const take = (keys: ResourceKeys): string => {
+      const fence = reserved.get(keys.fence) as string;
+      reserved.delete(keys.fence);
+      return fence;
+    };
     patchMethod(
       LockNode.prototype,
       'tryAcquireRaw',
       (original) =>
         async function (this: LockNode, keys: ResourceKeys, owner: string, ttlMs: number, fenced: boolean) {
           if (!fenced) return original.call(this, keys, owner, ttlMs, fenced);
+          await reserve(this, keys);
           const raw = await original.call(this, keys, owner, ttlMs, false);
-          // 0 = granted unfenced: only now, in a round trip of its own, is the fence drawn.
-          return raw === 0 ? fenceAfter(this, keys) : raw;
+          // 0 = granted unfenced: the grant carries the fence drawn before it.
+          return raw === 0 ? take(keys) : raw;
         },
       this.name,
     );
@@ -62,9 +85,10 @@ export const redisFenceAfterGrant: Mutant = {
       (original) =>
         async function (this: LockNode, keys: ResourceKeys, request: Parameters<LockNode['attempt']>[1]) {
           if (!request.fenced) return original.call(this, keys, request);
+          await reserve(this, keys);
           const reply = await original.call(this, keys, { ...request, fenced: false });
-          if (!reply.granted || reply.fence !== null) return reply;
-          return { granted: true as const, fence: await fenceAfter(this, keys) };
+          if (!reply.granted) return reply;
+          return { granted: true as const, fence: take(keys) };
         },
       this.name,
     );

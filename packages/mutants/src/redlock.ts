@@ -39,9 +39,14 @@ export const redlockHalfQuorum: Mutant = {
   backend: 'redlock',
   breaks:
     'a grant needs a majority (⌊N/2⌋+1): here N/2 nodes suffice, so two clients can win disjoint halves at once',
-  // Two holders need the nodes' queues to hand the lock to different waiters: many contending
-  // clients, with one node's answers delayed and jittered so arrival orders differ between nodes.
-  exposure: { workload: 'mutex', faults: ['latency'], fencing: false, clients: 10 },
+  // Two holders need two disjoint "quorums": requests to a minority of the nodes are delayed and
+  // jittered, so the holder wins the fast majority while its requests to the minority are still on their
+  // way, and a later client's requests can overtake them and win the N/2 slow nodes. The clients poll
+  // (the fault has them do so, as node-redlock does), so many such late requests race. A majority quorum
+  // gives the minority back. (Under `latency` on one node with ten queued clients the nodes' queues had
+  // to disagree by chance: convicted only sometimes. Under `clock-jump-minority` the unmutated adapter is
+  // convicted too: a holder with a bare majority that overlaps the jumped minority loses its quorum.)
+  exposure: { workload: 'mutex', faults: ['latency-minority'], fencing: false },
   checkers: ['mutex', 'lease'],
   async install() {
     const half = (nodes: number) => Math.max(1, Math.floor(nodes / 2));
@@ -76,7 +81,13 @@ export const redlockNoDrift: Mutant = {
   backend: 'redlock',
   breaks:
     'validity subtracts the clock drift allowance: here it does not, so a lease outlives its keys on a fast-clocked node',
-  exposure: { workload: 'mutex', faults: ['clock-drift'], fencing: false },
+  // A majority of the servers 0.8 % fast (inside the 1 % + 2 ms allowance) and a holder granted under
+  // it stalled: the fast majority frees the lock TTL × (1 − 1/1.008) = 79 ms before the TTL, counted
+  // from the send, runs out; the unmutated lease ended 102 ms before it, this one is still believed when
+  // the next client (polling, as the fault has the clients do) is granted. A 10 s TTL makes that window
+  // wider than a loaded machine's scheduling delays; 80 s runs always fit the aimed slot (15-30 s wait,
+  // stalls of 10 s) before the recovery phase.
+  exposure: { workload: 'mutex', faults: ['drift-majority'], fencing: false, ttlMs: 10_000, timeMs: 80_000 },
   checkers: ['lease'],
   async install() {
     await beforeQuorumCalls(this.name, (quorum) => {

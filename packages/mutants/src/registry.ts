@@ -5,14 +5,14 @@ import {
   etcdNoRecheckAfterGrant,
 } from './etcd.js';
 import { type Mutant, UnknownMutantError } from './mutant.js';
-import { redisFenceAfterGrant, redisReleaseAnyHolder, redisValidityFromAnswer } from './redis.js';
+import { redisFenceBeforeGrant, redisReleaseAnyHolder, redisValidityFromAnswer } from './redis.js';
 import { redlockCloseUnbounded, redlockHalfQuorum, redlockNoDrift } from './redlock.js';
 import { zkReclaimLeavesOldLeaseArmed, zkValidityUncapped, zkWatchAllChildren } from './zk.js';
 
 /** Every mutant, in the order the mutation table lists them. */
 export const MUTANTS: readonly Mutant[] = [
   redisReleaseAnyHolder,
-  redisFenceAfterGrant,
+  redisFenceBeforeGrant,
   redisValidityFromAnswer,
   redlockHalfQuorum,
   redlockNoDrift,

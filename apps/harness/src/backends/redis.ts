@@ -17,6 +17,7 @@ export const redisBackend = clusterBackend({
     'clock-jump',
     'clock-drift',
     'stall-holder',
+    'stall-acquire',
     'flicker',
     'suspend',
     'hang-at-close',

@@ -1,6 +1,7 @@
 import { nowNs } from '../history/clock.js';
 import type { UnindexedEvent } from '../history/event.js';
 import { sleep } from '../workloads/util.js';
+import { runLinkFault } from './aimed-links.js';
 import { clientLinks, endpointPorts, observeClientStop, observeLinksReset } from './client-probes.js';
 import {
   aimedStart,
@@ -10,10 +11,11 @@ import {
   nemesisOp,
 } from './context.js';
 import { deleteWaiterKey } from './delete-waiter.js';
-import { runLinkFault } from './aimed-links.js';
+import { driftMajority } from './drift-majority.js';
 import type { AimedFault } from './faults.js';
 import { observePhase } from './observation.js';
 import { pick } from './random.js';
+import { stallAcquire } from './stall-acquire.js';
 
 /**
  * Faults aimed at the lease promise ("no two leases on one resource valid at the same instant"). Each
@@ -32,6 +34,10 @@ export function runAimedFault(
   waitMs: number,
 ): Promise<FaultWindowSummary> {
   switch (fault) {
+    case 'stall-acquire':
+      return stallAcquire(context, waitMs);
+    case 'drift-majority':
+      return driftMajority(context, random, waitMs);
     case 'stall-holder':
       return stallHolder(context, waitMs);
     case 'flicker':

@@ -1,5 +1,6 @@
 import type { Deployment } from '../backends/types.js';
 import type { WorkloadName } from '../workloads/types.js';
+import { jumpMinority, slowMinority } from './minority.js';
 import { pick } from './random.js';
 
 /**
@@ -28,6 +29,14 @@ export const FAULTS = {
     "cut a holder's process off from every server (through the fault proxies, its connections only) right after its validity check, for longer than its session and until another client is granted; the process keeps running",
   'reset-holder':
     "reset a holder's connections to every server (RST, new ones too) right after its validity check, until its release has failed (a third of its session at most): write and release fail at once, the session outlives the outage",
+  'clock-jump-minority':
+    "jump a minority of the servers' clocks forward by twice the TTL at once: the holder keeps its keys on a majority only",
+  'latency-minority':
+    "add latency (TTL/4 ± TTL/4) between clients and a minority of the servers: clients' requests reach them in differing orders",
+  'stall-acquire':
+    'SIGSTOP a client while its acquire is outstanding (every client link slowed so its first request is still in flight), for longer than its session and until another client is granted; then SIGCONT',
+  'drift-majority':
+    "make a majority of the servers' clocks run 0.8 % fast (inside Redlock's 1 % + 2 ms drift allowance) and stall a holder granted under it, as stall-holder does, until another client is granted",
   'hang-at-close':
     'SIGSTOP the leader (or one server) while the clients close at the end of the run; SIGCONT once they have closed, or after a bound',
 } as const;
@@ -43,6 +52,8 @@ export const AIMED_FAULTS = [
   'delete-waiter-key',
   'cut-holder',
   'reset-holder',
+  'stall-acquire',
+  'drift-majority',
 ] as const;
 export type AimedFault = (typeof AIMED_FAULTS)[number];
 export const isAimedFault = (fault: string): fault is AimedFault =>
@@ -57,11 +68,15 @@ const NEVER_TRIGGERED: Readonly<Partial<Record<AimedFault, readonly WorkloadName
   flicker: ['cas', 'cron'],
   // cas takes no lock and cron only tries (tryAcquire gives its place up at once): nobody ever waits.
   'delete-waiter-key': ['cas', 'cron'],
+  // stall-acquire waits for an acquire op: cas takes no lock, cron only tries (its op is a `lock`), an
+  // election campaigns.
+  'stall-acquire': ['cas', 'cron', 'election'],
 };
 
 /** What an aimed fault in NEVER_TRIGGERED waits for, when not a release (for the refusal's message). */
 const WAITS_FOR: Readonly<Partial<Record<AimedFault, string>>> = {
   'delete-waiter-key': 'a client waiting in a lock or election queue behind another',
+  'stall-acquire': 'a blocking acquire',
 };
 
 /** Why each of `faults` can never act under `workload` (empty when all can). */
@@ -84,6 +99,8 @@ export type ServerFault = Exclude<FaultName, 'pause-client' | AimedFault | typeo
 /** Where a started fault landed, for the history and the report. */
 export interface FaultTarget {
   node?: string;
+  /** Every server the fault acted on, where it acted on several (`node` is the first). */
+  nodes?: string[];
   halves?: [string[], string[]];
   client?: number;
 }
@@ -127,6 +144,10 @@ export async function startServerFault(
     case 'clock-jump':
       await faults.clock(node, { offsetMs: ttlMs * 2 });
       return { target: { node }, heal: healAll };
+    case 'clock-jump-minority':
+      return jumpMinority(deployment, random, ttlMs);
+    case 'latency-minority':
+      return slowMinority(deployment, random, ttlMs);
     case 'clock-drift':
       await faults.clock(node, { offsetMs: 0, rate: 3 });
       return { target: { node }, heal: healAll };

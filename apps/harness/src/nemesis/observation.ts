@@ -25,6 +25,8 @@ const EFFECT_OF: Readonly<Record<string, ObservableFault>> = {
   'pause-server': 'pause',
   'clock-jump': 'clock',
   'clock-drift': 'clock',
+  'clock-jump-minority': 'clock',
+  'latency-minority': 'latency',
   latency: 'latency',
   // The aimed server faults: flicker kills and restarts a node, hang-at-close stops one while the clients close.
   flicker: 'kill',

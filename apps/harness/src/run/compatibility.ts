@@ -10,6 +10,8 @@ const TOPOLOGY_FAULTS: Readonly<Record<string, TopologyFault>> = {
   isolate: 'partition',
   'clock-jump': 'clock',
   'clock-drift': 'clock',
+  'drift-majority': 'clock',
+  'clock-jump-minority': 'clock',
 };
 
 /**

@@ -10,7 +10,7 @@ import { validateRun } from './compatibility.js';
 import type { ParsedRunOptions } from './options.js';
 import { consoleProgress, linesTo, type ProgressSink } from './progress.js';
 import { resolveProvider } from './provider.js';
-import { type ScenarioSettings, scenarioSettings } from './scenario-settings.js';
+import { runSettings, type ScenarioSettings } from './scenario-settings.js';
 
 export interface RunHooks {
   /** A deployment to reuse (the suite shares one per backend); otherwise one is started and closed. */
@@ -65,7 +65,7 @@ export interface Run {
 /** Decides everything a run needs before it starts anything; refuses a combination that means nothing. */
 export async function newRun(options: ParsedRunOptions, hooks: RunHooks): Promise<Run> {
   const factory = await loadBackend(options.backend);
-  const scripted = scenarioSettings(options.scenario);
+  const scripted = runSettings(options.scenario, options.fault);
   const ttlMs = options.ttl ?? scripted.ttlMs ?? factory.defaultTtlMs;
   validateRun(options, factory);
   // The embedded backend runs no servers, so it has no provider to choose.

@@ -41,3 +41,23 @@ const SETTINGS: Record<ScenarioName, ScenarioSettings> = {
 export function scenarioSettings(name: ScenarioName | undefined): ScenarioSettings {
   return name ? SETTINGS[name] : UNSCRIPTED;
 }
+
+/**
+ * Faults whose exposure needs every grant decided by the nodes' state alone, as node-redlock's retry
+ * loop decides it (`acquire: 'poll'`), rather than by a queue: `drift-majority` bites only a grant whose
+ * keys were set as it asked, and a queue hands the lock over on a release, setting the keys later than
+ * the send the waiter's validity counts from; pollers also ask again within a few ms of a key expiring
+ * (`clock-jump-minority`: of a minority's keys vanishing), where a waiter sleeps until a heartbeat, and
+ * race each other to a freed lock on every node (`latency-minority`), where a queue orders them.
+ */
+const POLLED_FAULTS: ReadonlySet<string> = new Set([
+  'drift-majority',
+  'clock-jump-minority',
+  'latency-minority',
+]);
+
+/** What a run must look like: its scenario's settings, else polling where a fault needs it, else the default. */
+export function runSettings(scenario: ScenarioName | undefined, faults: readonly string[]): ScenarioSettings {
+  if (scenario) return SETTINGS[scenario];
+  return faults.some((fault) => POLLED_FAULTS.has(fault)) ? { ...UNSCRIPTED, acquire: 'poll' } : UNSCRIPTED;
+}

@@ -44,13 +44,13 @@ export interface BoundsOptions {
   clients?: number;
   /**
    * Faults that stop a client's process (SIGSTOP), exempting its ops: a stopped process cannot keep
-   * time. Default `pause-client`, `stall-holder`. Faults merely timed around a client's op (a server
+   * time. Default `pause-client`, `stall-holder`, `stall-acquire`. Faults merely timed around a client's op (a server
    * outage aimed at its release) exempt nothing: the bound must hold whatever the servers do.
    */
   clientPauses?: readonly string[];
 }
 
-export const DEFAULT_CLIENT_PAUSES: readonly string[] = ['pause-client', 'stall-holder'];
+export const DEFAULT_CLIENT_PAUSES: readonly string[] = ['pause-client', 'stall-holder', 'stall-acquire'];
 
 export type BoundsResult = CheckResult<OverranViolation, BoundsStats>;
 
