@@ -35,8 +35,11 @@ export function callerFault(pid: number, reset: boolean): CallerFault {
   /** The proxies' ports as the tables write them: only rows towards them are parsed (a busy host has thousands). */
   const callees = new Set<string>();
   const take = (): Promise<Snapshot> => {
-    const at = performance.now();
-    snapshot = Promise.resolve({ at, inodeOf: tcpTable(callees), sockets: processSockets(pid) });
+    const inodeOf = tcpTable(callees);
+    const sockets = processSockets(pid);
+    // Stamped when read: the lookups of the next SNAPSHOT_MS share it (a connection accepted while it was
+    // read and missing from it is looked up again below).
+    snapshot = Promise.resolve({ at: performance.now(), inodeOf, sockets });
     return snapshot;
   };
   const lookup = (view: Snapshot, key: string) => {
