@@ -26,6 +26,16 @@ const value = (e: HistoryEvent) => (e.value ?? {}) as Record<string, unknown>;
 const nemesis = (h: readonly HistoryEvent[], f: 'start' | 'stop', fault: string, type = 'ok') =>
   h.filter((e) => e.process === 'nemesis' && e.f === f && e.type === type && value(e).fault === fault);
 
+/** #20: every applied fault was seen by its independent probe to take effect and to end; none left unconfirmed. */
+function expectObserved(finished: FinishedRun): void {
+  const applied = finished.run.meta.faultsApplied.filter((f) => f.applied);
+  for (const f of applied) {
+    expect(f.observed?.started?.seen, JSON.stringify(f)).toBe(true);
+    expect(f.observed?.healed?.seen, JSON.stringify(f)).toBe(true);
+  }
+  expect(finished.results.checkers['fault-effects']).toBeUndefined();
+}
+
 /** Client lane of a process id. */
 const laneOf = (process: unknown, clients: number) => (process as number) % clients;
 
@@ -65,6 +75,7 @@ describe('zk', () => {
       await servers.get(),
     );
     const h = history(finished);
+    expectObserved(finished);
     const starts = nemesis(h, 'start', 'stall-holder');
     const stops = nemesis(h, 'stop', 'stall-holder');
     expect(starts.length, JSON.stringify(finished.run.meta.faultsApplied)).toBeGreaterThan(0);
@@ -106,6 +117,7 @@ describe('zk', () => {
       await servers.get(),
     );
     const h = history(finished);
+    expectObserved(finished);
     const starts = nemesis(h, 'start', 'suspend');
     const stops = nemesis(h, 'stop', 'suspend');
     expect(starts.length, JSON.stringify(finished.run.meta.faultsApplied)).toBeGreaterThan(0);
@@ -138,6 +150,7 @@ describe('etcd', () => {
       await servers.get(),
     );
     const h = history(finished);
+    expectObserved(finished);
     const starts = nemesis(h, 'start', 'flicker');
     const stops = nemesis(h, 'stop', 'flicker');
     expect(starts.length, JSON.stringify(finished.run.meta.faultsApplied)).toBeGreaterThan(0);
@@ -189,6 +202,7 @@ describe('redlock', () => {
       await servers.get(),
     );
     const h = history(finished);
+    expectObserved(finished);
     const [start] = nemesis(h, 'start', 'hang-at-close');
     const [stop] = nemesis(h, 'stop', 'hang-at-close');
     expect(start, JSON.stringify(finished.run.meta.faultsApplied)).toBeDefined();
