@@ -97,6 +97,7 @@ export async function judgeRun(
       workload: meta.workload,
       fenced: meta.safeFences,
       fencing: meta.fencing,
+      recoveredAt: recoveredAt(meta),
       initialStock: meta.stock,
       ttlMs: meta.ttlMs,
       backend: meta.backend,
@@ -156,4 +157,14 @@ function firstViolationMs(
   const first = marks.reduce((min, m) => Math.min(min, m.time), Number.POSITIVE_INFINITY);
   const start = meta.startedAtNs ?? history.find((e) => e.process !== 'resource')?.time ?? first;
   return Math.max(0, Math.round((first - start) / 1e6));
+}
+
+/** When each applied fault's heal probe first saw the servers serving again, on the history's clock. */
+function recoveredAt(meta: RunMeta): { fault: string; atNs: number }[] {
+  const go = meta.startedAtNs;
+  if (go === undefined) return [];
+  return meta.faultsApplied.flatMap((f) => {
+    const healed = f.applied ? f.observed?.healed : undefined;
+    return healed?.seen ? [{ fault: String(f.fault), atNs: go + healed.atMs * 1e6 }] : [];
+  });
 }
