@@ -9,6 +9,7 @@ export type ClusterErrorCode =
   | 'unknown-node'
   | 'proxy-required'
   | 'not-running'
+  | 'unsupported-topology'
   | 'closed';
 
 export abstract class ClusterError extends Error {
@@ -76,6 +77,18 @@ export class ProxyRequiredError extends ClusterError {
   readonly code = 'proxy-required';
   constructor(readonly fault: string) {
     super(`Fault "${fault}" acts on the client proxy: start the cluster with { proxy: true }`);
+  }
+}
+
+/** This provider cannot run this topology (yet); `reason` says why and what to use instead. */
+export class UnsupportedTopologyError extends ClusterError {
+  readonly code = 'unsupported-topology';
+  constructor(
+    readonly topology: string,
+    readonly provider: string,
+    readonly reason: string,
+  ) {
+    super(`Topology "${topology}" is not supported by the ${provider} provider: ${reason}`);
   }
 }
 

@@ -10,8 +10,10 @@ export {
   ProxyRequiredError,
   UnknownNodeError,
   UnsupportedFaultError,
+  UnsupportedTopologyError,
 } from './errors.js';
 export type { EffectQuery, ObservableFault, Observation } from './faults/effects.js';
+export type { PromotionFaultName, PromotionQuery } from './faults/promotion.js';
 export { type FaultSupportQuery, type TopologyFault, unsupportedFaults } from './faults/support.js';
 export { ZOOKEEPER_FOLLOWER_LAG_MS } from './local/zookeeper.js';
 export { DEFAULT_NODES } from './options.js';
@@ -23,10 +25,13 @@ export type {
   ClusterNode,
   ClusterOptions,
   Direction,
+  FailoverOptions,
   Faults,
   LatencyOptions,
   PartitionSpec,
+  PromotionFault,
   ProviderName,
+  SentinelEndpoints,
   Topology,
   Toxic,
 } from './types.js';

@@ -4,6 +4,8 @@ import type { ClusterOptions, ProviderName, Topology } from './types.js';
 export const DEFAULT_NODES: Readonly<Record<Topology, number>> = {
   redis: 1,
   'redis-independent': 5,
+  'redis-sentinel': 3,
+  'redis-cluster': 6,
   etcd: 3,
   zookeeper: 3,
 };
@@ -40,6 +42,16 @@ export function resolveOptions(options: ClusterOptions): ResolvedOptions {
       nodes,
       "1 for 'redis' (use 'redis-independent' for several masters)",
     );
+  }
+  if (topology === 'redis-sentinel' && nodes < 3) {
+    throw new InvalidArgumentError(
+      'nodes',
+      nodes,
+      "3 or more for 'redis-sentinel' (a primary, replicas, and a Sentinel majority that survives one node)",
+    );
+  }
+  if (topology === 'redis-cluster' && nodes !== 6) {
+    throw new InvalidArgumentError('nodes', nodes, "6 for 'redis-cluster' (3 primaries with a replica each)");
   }
   const provider = options.provider ?? 'local';
   if (provider !== 'local' && provider !== 'docker') {

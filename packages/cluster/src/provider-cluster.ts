@@ -5,7 +5,15 @@ import { type TopologyFault, unsupportedFaults } from './faults/support.js';
 import { type ProbeTarget, waitForLeader } from './leader.js';
 import type { LocalRecipe } from './local/recipe.js';
 import type { ResolvedOptions } from './options.js';
-import type { Cluster, ClusterNode, ProviderName, Topology, WaitForLeaderOptions } from './types.js';
+import { type RedisReplication, SentinelReplication } from './replication.js';
+import type {
+  Cluster,
+  ClusterNode,
+  ProviderName,
+  SentinelEndpoints,
+  Topology,
+  WaitForLeaderOptions,
+} from './types.js';
 import { poll } from './wait.js';
 
 /** Thrown by `checkRunning` when a server process is gone while we wait for it to serve. */
@@ -21,6 +29,8 @@ export abstract class ProviderCluster<N extends ClusterNode> implements Cluster 
   readonly faults: FaultController<N>;
   /** Why each fault this cluster cannot apply would do nothing (the nemesis refuses those). */
   readonly unsupported: Partial<Record<TopologyFault, string>>;
+  /** Replicated Redis (redis-sentinel, redis-cluster): roles, the authority on the primary, the joining. */
+  replication: RedisReplication | undefined;
   private closed: Promise<void> | undefined;
 
   protected constructor(
@@ -60,7 +70,33 @@ export abstract class ProviderCluster<N extends ClusterNode> implements Cluster 
   }
 
   leader(): Promise<string | undefined> {
+    if (this.replication?.kind === 'sentinel') return this.replication.primaries().then((p) => p[0]);
     return this.recipe.leader?.(this.members.map((n) => this.probeTarget(n))) ?? Promise.resolve(undefined);
+  }
+
+  async primaries(): Promise<string[]> {
+    if (this.replication) return this.replication.primaries();
+    const leader = await this.leader();
+    return leader === undefined ? [] : [leader];
+  }
+
+  get sentinel(): SentinelEndpoints | undefined {
+    const replication = this.replication;
+    if (!(replication instanceof SentinelReplication)) return undefined;
+    return {
+      masterName: replication.masterName,
+      endpoints: replication.sentinels.map((s) => `${s.host}:${s.port}`),
+    };
+  }
+
+  get natMap(): Readonly<Record<string, { host: string; port: number }>> | undefined {
+    if (!this.replication) return undefined;
+    const map: Record<string, { host: string; port: number }> = {};
+    for (const m of this.replication.members) {
+      const [host, port] = this.node(m.id).endpoint.split(':') as [string, string];
+      map[`127.0.0.1:${m.announcedPort}`] = { host, port: Number(port) };
+    }
+    return map;
   }
 
   /** Waits (bounded) until `node` serves clients; the error carries the end of its log. */
@@ -113,6 +149,14 @@ export abstract class ProviderCluster<N extends ClusterNode> implements Cluster 
           this.waitReady(n, Math.min(this.recipe.readyTimeoutMs, options.startTimeoutMs), signal),
         ),
       );
+      if (this.replication) {
+        await this.replication.assemble(signal);
+        await this.replication.waitWhole(options.startTimeoutMs, signal).catch(async (error: Error) => {
+          throw new ClusterStartError('all', error.message, await this.logTail(this.members[0]!), {
+            cause: error,
+          });
+        });
+      }
     } catch (error) {
       await this.close();
       throw error;

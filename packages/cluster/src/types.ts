@@ -1,11 +1,21 @@
 import type { EffectQuery, Observation } from './faults/effects.js';
+import type { PromotionQuery } from './faults/promotion.js';
 
-export type Topology = 'redis' | 'redis-independent' | 'etcd' | 'zookeeper';
+export type Topology =
+  | 'redis'
+  | 'redis-independent'
+  | 'redis-sentinel'
+  | 'redis-cluster'
+  | 'etcd'
+  | 'zookeeper';
 export type ProviderName = 'local' | 'docker';
 
 export interface ClusterOptions {
   readonly topology: Topology;
-  /** redis 1, redis-independent 5, etcd 3, zookeeper 3 by default; 1 means a single node. */
+  /**
+   * redis 1, redis-independent 5, redis-sentinel 3 (a primary and 2 replicas, a Sentinel beside each),
+   * redis-cluster 6 (3 primaries, a replica each), etcd 3, zookeeper 3 by default; 1 means a single node.
+   */
   readonly nodes?: number;
   /** Default 'local'. */
   readonly provider?: ProviderName;
@@ -102,14 +112,57 @@ export interface Faults {
   toxic(id: string, toxic: Toxic): Promise<void>;
   /** Skew one server's clock (LD_PRELOAD shim; unsupported on etcd, whose Go runtime bypasses libc). */
   clock(id: string, options: ClockOptions): Promise<void>;
-  /** Undo every fault: resume, restart the killed, reconnect, remove toxics, reset clocks. Idempotent. */
+  /**
+   * redis-sentinel, redis-cluster: a replica of `node` (default: the current primary) is promoted, gracefully or
+   * after the primary is killed (`FailoverOptions`). Resolves once the act is done, not once the promotion is:
+   * `observe({ fault: 'failover', node: from, phase: 'started' })` waits for that. `UnsupportedFaultError` on
+   * other topologies.
+   */
+  failover(options?: FailoverOptions): Promise<PromotionFault>;
+  /**
+   * redis-sentinel, redis-cluster: the primary `node` (default: the current one) is cut from every other node
+   * (its replicas, the other Sentinels, the other cluster nodes) while its clients keep reaching it; the other
+   * side promotes a replica, so two primaries take writes. `heal()` lets the links flow; the old primary is turned
+   * into a replica of the new one and loses the writes it took meanwhile. `UnsupportedFaultError` elsewhere.
+   */
+  splitBrain(options?: { readonly node?: string }): Promise<PromotionFault>;
+  /**
+   * Undo every fault: resume, restart the killed, reconnect, remove toxics, reset clocks; on replicated Redis it
+   * then waits (bounded) until one primary per shard serves with its replicas linked. Idempotent.
+   */
   heal(): Promise<void>;
   /**
    * An independent probe of a fault's effect (process state, a request through the proxy, each member's leader,
    * the server's clock): waits, bounded, until the effect shows (`phase: 'started'`) or is gone (`'healed'`), and
    * says what it saw and after how long; `seen: false` when it never did.
    */
-  observe(query: EffectQuery): Promise<Observation>;
+  observe(query: EffectQuery | PromotionQuery): Promise<Observation>;
+}
+
+/** How a `failover` promotes a replica. */
+export interface FailoverOptions {
+  /**
+   * 'graceful' (default): `SENTINEL FAILOVER <master>` / `CLUSTER FAILOVER` on the primary's replica, the
+   * primary alive and demoted. 'kill': the primary is SIGKILLed; the Sentinels (or the cluster's other primaries)
+   * notice it down and promote a replica; `heal()` restarts it (empty: no persistence) and it rejoins as a replica.
+   */
+  readonly how?: 'graceful' | 'kill';
+  /** The primary to fail over (redis-cluster: which shard); default the current primary (of slot 0's shard). */
+  readonly node?: string;
+}
+
+/** What a `failover` or `splitBrain` acted on. */
+export interface PromotionFault {
+  /** The primary when the fault was applied: the node demoted, killed or isolated. */
+  readonly from: string;
+}
+
+/** What a client needs to reach a `redis-sentinel` deployment through its Sentinels. */
+export interface SentinelEndpoints {
+  /** The name the Sentinels monitor the primary under (`sentinel monitor <name>`). */
+  readonly masterName: string;
+  /** '127.0.0.1:port' of each Sentinel, at its own port: clients reach them whatever is partitioned. */
+  readonly endpoints: readonly string[];
 }
 
 export interface WaitForLeaderOptions {
@@ -125,8 +178,24 @@ export interface Cluster extends AsyncDisposable {
   readonly endpoints: readonly string[];
   readonly nodes: readonly ClusterNode[];
   readonly faults: Faults;
-  /** The id of the current leader (etcd, ZooKeeper), or undefined when none is known or the topology has none. */
+  /**
+   * The id of the current leader (etcd, ZooKeeper), the current primary (redis-sentinel: as a majority of the
+   * Sentinels name it), or undefined when none is known or the topology has none (redis-cluster: see `primaries`).
+   */
   leader(): Promise<string | undefined>;
+  /**
+   * The primaries now: redis-sentinel the one a majority of Sentinels names, redis-cluster those holding slots as a
+   * majority of the nodes see them (sorted); elsewhere the leader, if any.
+   */
+  primaries(): Promise<string[]>;
+  /** redis-sentinel: the master name and the Sentinels' addresses (ioredis `{ sentinels, name }`). */
+  readonly sentinel?: SentinelEndpoints;
+  /**
+   * redis-sentinel, redis-cluster: the addresses the servers announce to each other (their peer proxies, so that
+   * partitions cut replication) mapped to each node's client endpoint. Sentinel and CLUSTER SLOTS/MOVED answers
+   * name the former: pass this as ioredis' `natMap` so clients take the client path.
+   */
+  readonly natMap?: Readonly<Record<string, { readonly host: string; readonly port: number }>>;
   /**
    * Polls `leader()` until a leader (other than `not`, e.g. the one just isolated) is known; bounded by `timeoutMs`
    * (default 30 s). Rejects on timeout or abort.

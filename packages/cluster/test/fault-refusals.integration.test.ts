@@ -11,7 +11,13 @@ describe('which faults a cluster shape cannot apply', () => {
     expect(unsupportedFaults({ topology: 'zookeeper', clockShim: false }).clock).toMatch(
       /without the clock shim/,
     );
-    expect(unsupportedFaults({ topology: 'zookeeper', nodes: 3, clockShim: true })).toEqual({});
+    // ZooKeeper has no replica to promote: only the promotion faults are refused.
+    expect(
+      Object.keys(unsupportedFaults({ topology: 'zookeeper', nodes: 3, clockShim: true })).sort(),
+    ).toEqual(['failover', 'splitBrain']);
+    expect(unsupportedFaults({ topology: 'zookeeper' }).failover).toMatch(/no replica to promote/);
+    expect(unsupportedFaults({ topology: 'redis-sentinel', clockShim: true })).toEqual({});
+    expect(unsupportedFaults({ topology: 'redis-cluster', clockShim: true })).toEqual({});
   });
 });
 

@@ -37,6 +37,8 @@ export async function deployCluster(
 const SERVERS: Record<Topology, { need: string[]; install: string }> = {
   redis: { need: ['bin:redis-server'], install: 'apt-get install redis-server' },
   'redis-independent': { need: ['bin:redis-server'], install: 'apt-get install redis-server' },
+  'redis-sentinel': { need: ['bin:redis-server'], install: 'apt-get install redis-server' },
+  'redis-cluster': { need: ['bin:redis-server'], install: 'apt-get install redis-server' },
   etcd: { need: ['bin:etcd'], install: 'apt-get install etcd-server' },
   zookeeper: {
     need: ['bin:java', 'file:/usr/share/java/zookeeper.jar'],

@@ -2,14 +2,28 @@ import { InvalidArgumentError, sleep } from '@fencekit/core';
 import { ClusterClosedError, NodeNotRunningError, UnsupportedFaultError } from '../errors.js';
 import { cutPairs } from '../partition.js';
 import { validateToxic } from '../proxy/toxics.js';
-import type { ClockOptions, ClusterNode, Faults, LatencyOptions, PartitionSpec, Toxic } from '../types.js';
+import type {
+  ClockOptions,
+  ClusterNode,
+  FailoverOptions,
+  Faults,
+  LatencyOptions,
+  PartitionSpec,
+  PromotionFault,
+  Toxic,
+} from '../types.js';
 import { checkEffectQuery, checkNodeId, clockSkew, latencyToxic } from './arguments.js';
 import { type ClockReading, EffectProbes, type EffectQuery, type Observation } from './effects.js';
 import type { FaultPrimitives, FaultTarget } from './primitives.js';
+import { checkPromotionQuery, isPromotionQuery, observePromotion, type PromotionQuery } from './promotion.js';
 import type { TopologyFault } from './support.js';
 
 /** The shim re-reads its file every 2 ms; waiting a little longer means the skew is in force on return. */
 const SHIM_PICKUP_MS = 20;
+/** How long a graceful promotion may take to be accepted (a Sentinel busy with another failover is asked again). */
+const PROMOTE_BOUND_MS = 15_000;
+/** How long a heal of replicated Redis waits for one primary per shard with its replicas linked. */
+const CONVERGE_BOUND_MS = 45_000;
 
 /**
  * The nemesis, for either provider: checks each call, keeps track of what it broke (killed, paused, skewed) so
@@ -23,6 +37,8 @@ export class FaultController<N extends ClusterNode> implements Faults {
   private readonly latencyAsked = new Map<string, number>();
   private readonly clockAsked = new Map<string, { offsetMs: number; rate: number; before?: ClockReading }>();
   private readonly probes: EffectProbes<N>;
+  /** Per primary a promotion fault acted on, its shard then (itself and its replicas): what its probe looks at. */
+  private readonly shards = new Map<string, string[]>();
   private disposed = false;
 
   constructor(
@@ -45,8 +61,16 @@ export class FaultController<N extends ClusterNode> implements Faults {
    * Probes, independently of the act, whether a fault's effect shows (`phase: 'started'`) or is gone
    * (`'healed'`), bounded by `timeoutMs`; never throws for an effect not seen, it says so.
    */
-  async observe(query: EffectQuery): Promise<Observation> {
+  async observe(query: EffectQuery | PromotionQuery): Promise<Observation> {
     this.live();
+    if (isPromotionQuery(query)) {
+      checkPromotionQuery(query);
+      this.refuseUnsupported(query.fault);
+      this.target(query.node);
+      const replication = this.cluster.replication!;
+      const shard = this.shards.get(query.node) ?? replication.members.map((m) => m.id);
+      return observePromotion(replication, query, shard);
+    }
     checkEffectQuery(query);
     if (query.node !== undefined || query.fault !== 'partition') this.target(String(query.node));
     return this.probes.observe(query);
@@ -132,6 +156,73 @@ export class FaultController<N extends ClusterNode> implements Faults {
     await sleep(SHIM_PICKUP_MS);
   }
 
+  /**
+   * A replica of the primary `node` (default: the current one) is promoted: asked gracefully, or the primary is
+   * killed (then `heal()` restarts it). Resolves once the act is done; the promotion itself is `observe`d.
+   */
+  async failover(options: FailoverOptions = {}): Promise<PromotionFault> {
+    this.live();
+    if (typeof options !== 'object' || options === null) {
+      throw new InvalidArgumentError('failover options', options, "{ how?: 'graceful' | 'kill', node? }");
+    }
+    const how = options.how ?? 'graceful';
+    if (how !== 'graceful' && how !== 'kill') {
+      throw new InvalidArgumentError('failover.how', how, "'graceful' or 'kill'");
+    }
+    this.refuseUnsupported('failover');
+    const from = await this.primary(options.node, 'failover.node');
+    if (how === 'kill') {
+      await this.kill(from);
+    } else {
+      await this.cluster.replication!.promote(from, AbortSignal.timeout(PROMOTE_BOUND_MS));
+    }
+    return { from };
+  }
+
+  /**
+   * The primary `node` (default: the current one) is cut from every other node while its clients keep reaching it;
+   * the other side promotes a replica. `heal()` lets the links flow and waits until the old primary is a replica.
+   */
+  async splitBrain(options: { readonly node?: string } = {}): Promise<PromotionFault> {
+    this.live();
+    if (typeof options !== 'object' || options === null) {
+      throw new InvalidArgumentError('splitBrain options', options, '{ node? }');
+    }
+    this.refuseUnsupported('splitBrain');
+    const from = await this.primary(options.node, 'splitBrain.node');
+    await this.primitives.cutLinks(
+      cutPairs(
+        { isolate: from },
+        this.cluster.nodes.map((n) => n.id),
+      ),
+    );
+    return { from };
+  }
+
+  /** The primary a promotion fault acts on (checked to be one now), its shard recorded for the probes. */
+  private async primary(node: string | undefined, field: string): Promise<string> {
+    const replication = this.cluster.replication!;
+    const primaries = await replication.primaries();
+    if (node !== undefined) {
+      this.target(node);
+      if (!primaries.includes(node)) {
+        throw new InvalidArgumentError(
+          field,
+          node,
+          `a primary now: ${primaries.join(', ') || 'none is known'}`,
+        );
+      }
+    }
+    const from = node ?? primaries[0];
+    if (from === undefined) {
+      throw new Error(
+        `no primary is known now on this ${this.cluster.topology} cluster: nothing to fail over`,
+      );
+    }
+    this.shards.set(from, [from, ...(await replication.replicasOf(from))]);
+    return from;
+  }
+
   /** Undoes the network faults, pauses and skews first, then restarts the killed: they rejoin a healed network. */
   async heal(): Promise<void> {
     this.live();
@@ -151,6 +242,9 @@ export class FaultController<N extends ClusterNode> implements Faults {
     this.skewed.clear();
     await Promise.all([...this.killed].map((id) => this.restart(id)));
     await sleep(SHIM_PICKUP_MS);
+    // Replicated Redis: a returning old primary is demoted by the Sentinels (after ~8 s) or by the cluster's
+    // newer config epoch, then resyncs; the heal is done once one primary per shard serves with its replicas.
+    await this.cluster.replication?.waitWhole(CONVERGE_BOUND_MS);
   }
 
   private async readClock(node: N): Promise<ClockReading | undefined> {

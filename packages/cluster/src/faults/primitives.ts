@@ -1,3 +1,4 @@
+import type { RedisReplication } from '../replication.js';
 import type { ClusterNode, Topology } from '../types.js';
 import type { ClientProxies } from './client-proxies.js';
 import type { EffectSources } from './effects.js';
@@ -16,6 +17,8 @@ export interface FaultTarget<N extends ClusterNode> extends Omit<EffectSources<N
   node(id: string): N;
   /** Waits, bounded, until the server serves clients (again). */
   waitReady(node: N): Promise<void>;
+  /** Replicated Redis: roles and promotions (failover, splitBrain). */
+  readonly replication: RedisReplication | undefined;
 }
 
 /**

@@ -3,7 +3,7 @@ import { clockShimError, clockShimPath } from '../native.js';
 import type { Topology } from '../types.js';
 
 /** The server faults whose effect depends on what the topology is (proxy faults depend only on `proxy: true`). */
-export type TopologyFault = 'partition' | 'clock';
+export type TopologyFault = 'partition' | 'clock' | 'failover' | 'splitBrain';
 
 export interface FaultSupportQuery {
   readonly topology: Topology;
@@ -28,6 +28,11 @@ export function unsupportedFaults(query: FaultSupportQuery): Partial<Record<Topo
     reasons.partition = `the ${query.topology} servers never talk to each other: there is no server-to-server link to cut`;
   } else if (query.nodes === 1) {
     reasons.partition = 'a single server has no peer to be cut from';
+  }
+  if (!recipe.replication) {
+    const why = `there is no replica to promote on ${query.topology}: only redis-sentinel and redis-cluster replicate`;
+    reasons.failover = why;
+    reasons.splitBrain = why;
   }
   if (!recipe.clockShim) {
     reasons.clock =

@@ -6,6 +6,7 @@ import { clockShimPath, writeClockSkew } from '../native.js';
 import type { ResolvedOptions } from '../options.js';
 import { freePorts } from '../ports.js';
 import { ProviderCluster, ServerExitedError } from '../provider-cluster.js';
+import { ClusterReplication, type RedisReplication, SentinelReplication } from '../replication.js';
 import type { Topology } from '../types.js';
 import { baseDir, sweepStaleDirs } from './dirs.js';
 import { localFaultPrimitives } from './faults.js';
@@ -13,11 +14,47 @@ import { LocalNetwork } from './network.js';
 import { LocalNode } from './node.js';
 import { ServerProcess } from './process.js';
 import { trackDir, untrackDir } from './reaper.js';
-import type { LocalRecipe, NodeLayout } from './recipe.js';
+import type { LaunchSpec, LocalRecipe, NodeLayout } from './recipe.js';
 import { RECIPES } from './recipes.js';
+import { announcedPort } from './redis-replicated.js';
 
 /** The skew file the clock shim reads, in each node's dir. */
 export const CLOCK_FILE = 'clock';
+
+/** A node's second process (its Sentinel): its files beside the server's, its own log. */
+function companionProcess(layout: NodeLayout, spec: LaunchSpec & { readonly name: string }): ServerProcess {
+  for (const [name, content] of Object.entries(spec.files ?? {}))
+    writeFileSync(join(layout.dir, name), content);
+  return new ServerProcess({
+    command: spec.command,
+    args: spec.args,
+    env: spec.env,
+    cwd: layout.dir,
+    logFile: join(layout.dir, `${spec.name}.log`),
+  });
+}
+
+/** Replicated Redis: the members as probes reach them and as their peers know them (their peer proxies). */
+function replicationOf(recipe: LocalRecipe, layouts: readonly NodeLayout[]): RedisReplication | undefined {
+  const members = layouts.map((l) => ({
+    id: l.id,
+    host: '127.0.0.1',
+    port: l.clientPort,
+    announcedPort: announcedPort(l),
+  }));
+  if (recipe.replication === 'sentinel') {
+    return new SentinelReplication(
+      members,
+      layouts.map((l) => ({ id: l.id, host: '127.0.0.1', port: l.peerPorts[1]! })),
+    );
+  }
+  if (recipe.replication === 'cluster') {
+    const replication = new ClusterReplication(members);
+    for (const l of layouts) replication.busPorts.set(l.id, l.advertisedPeerPorts[1]!);
+    return replication;
+  }
+  return undefined;
+}
 
 /** Servers as processes on loopback, each in its own dir, reaching each other through the network's peer proxies. */
 export class LocalCluster extends ProviderCluster<LocalNode> {
@@ -47,7 +84,11 @@ export class LocalCluster extends ProviderCluster<LocalNode> {
   }
 
   protected async teardown(): Promise<void> {
-    await Promise.all(this.members.map((n) => n.process.kill('SIGKILL').catch(() => undefined)));
+    await Promise.all(
+      this.members.flatMap((n) =>
+        [n.process, ...n.companions].map((p) => p.kill('SIGKILL').catch(() => undefined)),
+      ),
+    );
     await this.network.close();
     rmSync(this.rootDir, { recursive: true, force: true });
     untrackDir(this.rootDir);
@@ -62,11 +103,18 @@ export class LocalCluster extends ProviderCluster<LocalNode> {
     const perNode = 1 + recipe.peerPortCount;
     const ports = await freePorts(ids.length * perNode);
     const own = (i: number) => ports.slice(i * perNode, (i + 1) * perNode);
+    // Replicated Redis: peers call the client port too (replication, Sentinels), through a peer proxy of its own.
+    const peerPorts = (i: number) => (recipe.peersUseClientPort ? own(i) : own(i).slice(1));
     let nodes: LocalNode[] = [];
     const network = await LocalNetwork.create(
-      ids.map((id, i) => ({ id, clientPort: own(i)[0]!, peerPorts: own(i).slice(1) })),
+      ids.map((id, i) => ({ id, clientPort: own(i)[0]!, peerPorts: peerPorts(i) })),
       { clientProxy: options.proxy, peerProxy: recipe.peerPortCount > 0 && ids.length > 1 },
-      () => nodes.map((n) => ({ id: n.id, pid: n.pid })),
+      // A node's companion (its Sentinel) calls its peers as that node: a partition cuts its links too.
+      () =>
+        nodes.flatMap((n) => [
+          { id: n.id, pid: n.pid },
+          ...n.companions.map((c) => ({ id: n.id, pid: c.pid })),
+        ]),
     );
     const layouts: NodeLayout[] = ids.map((id, i) => ({
       id,
@@ -76,8 +124,8 @@ export class LocalCluster extends ProviderCluster<LocalNode> {
       advertisedHost: '127.0.0.1',
       clientPort: own(i)[0]!,
       advertisedClientPort: network.clients.get(id)?.port ?? own(i)[0]!,
-      peerPorts: own(i).slice(1),
-      advertisedPeerPorts: network.peerProxies.get(id)?.map((p) => p.port) ?? own(i).slice(1),
+      peerPorts: peerPorts(i),
+      advertisedPeerPorts: network.peerProxies.get(id)?.map((p) => p.port) ?? peerPorts(i),
     }));
     const rewriter = recipe.peerHandshakeRewriter?.bind(recipe);
     if (rewriter) {
@@ -107,12 +155,16 @@ export class LocalCluster extends ProviderCluster<LocalNode> {
         cwd: layout.dir,
         logFile: join(layout.dir, 'server.log'),
       });
-      return new LocalNode(layout, proc, shim ? join(layout.dir, CLOCK_FILE) : undefined);
+      const companion = recipe.companion?.(layout, layouts);
+      const companions = companion ? [companionProcess(layout, companion)] : [];
+      return new LocalNode(layout, proc, shim ? join(layout.dir, CLOCK_FILE) : undefined, companions);
     });
     const cluster = new LocalCluster(options.topology, recipe, rootDir, nodes, network);
+    cluster.replication = replicationOf(recipe, layouts);
     // All members at once: etcd and ZooKeeper members wait for a quorum before they serve.
     await cluster.boot(options, async () => {
       for (const node of nodes) node.process.start();
+      for (const node of nodes) for (const c of node.companions) c.start();
     });
     return cluster;
   }

@@ -9,6 +9,8 @@ export class LocalNode implements ClusterNode {
     readonly process: ServerProcess,
     /** The clock shim's skew file, when the shim is loaded into this server. */
     readonly clockFile: string | undefined,
+    /** Processes started and stopped with the server on this node (its Sentinel); faults act on the server only. */
+    readonly companions: readonly ServerProcess[] = [],
   ) {}
   get id(): string {
     return this.layout.id;

@@ -14,7 +14,10 @@ export interface NodeLayout {
   readonly clientPort: number;
   /** The port clients are told to use: the proxy's when there is one, else `clientPort`. */
   readonly advertisedClientPort: number;
-  /** Ports the server binds for its peers (etcd: peer; ZooKeeper: quorum, election). */
+  /**
+   * Ports the server binds for its peers (etcd: peer; ZooKeeper: quorum, election; replicated Redis: its client
+   * port, which replicas and Sentinels call, then the Sentinel's or the cluster bus' port).
+   */
   readonly peerPorts: readonly number[];
   /** Ports the other servers use to reach this one: the peer proxy's, so links can be cut. */
   readonly advertisedPeerPorts: readonly number[];
@@ -31,8 +34,17 @@ export interface LaunchSpec {
 /** How to run one kind of server as a local process. */
 export interface LocalRecipe {
   readonly server: 'redis' | 'etcd' | 'zookeeper';
-  /** How many peer ports each node needs (0 when nodes never talk to each other). */
+  /** How many peer ports each node needs besides its client port (0 when nodes never talk to each other). */
   readonly peerPortCount: number;
+  /**
+   * Peers also call the client port (Redis replication, Sentinels): it becomes the first peer port, with a peer
+   * proxy in front of it like the others, so a partition cuts replication too.
+   */
+  readonly peersUseClientPort?: boolean;
+  /** A second process per node, started and stopped with the server (a Sentinel beside each Redis). */
+  companion?(node: NodeLayout, all: readonly NodeLayout[]): LaunchSpec & { readonly name: string };
+  /** Replicated Redis: how its members are joined and how roles are read (`RedisReplication`). */
+  readonly replication?: 'sentinel' | 'cluster';
   /** Whether the LD_PRELOAD clock shim can act on this server (not on Go binaries). */
   readonly clockShim: boolean;
   /** How long one node may take to become ready. */

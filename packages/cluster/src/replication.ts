@@ -1,0 +1,426 @@
+import { sleep } from '@fencekit/core';
+import { CLUSTER_NODE_TIMEOUT_MS, SENTINEL_MASTER_NAME } from './local/redis-replicated.js';
+import { redisCall, redisCommand, redisInfo } from './resp.js';
+import { poll } from './wait.js';
+
+/** A data node of a replicated Redis: where probes reach it, and the port it announces to its peers. */
+export interface RedisMember {
+  readonly id: string;
+  readonly host: string;
+  /** Its own client port (never through a proxy). */
+  readonly port: number;
+  /** The port its peers know it by (its peer proxy): what INFO replication, Sentinel and CLUSTER NODES name. */
+  readonly announcedPort: number;
+}
+
+/** A Sentinel, reached at its own port. */
+export interface SentinelMember {
+  readonly id: string;
+  readonly host: string;
+  readonly port: number;
+}
+
+/** One data node's own view of its role (INFO replication). */
+export interface RoleView {
+  readonly id: string;
+  readonly role: 'master' | 'slave' | undefined;
+  /** A replica's primary, by member id. */
+  readonly primary?: string;
+  readonly linkUp?: boolean;
+  readonly connectedReplicas?: number;
+  readonly error?: string;
+}
+
+/** A check of the deployment's shape: whole (serving as set up) or not, and what was read. */
+export interface Whole {
+  readonly whole: boolean;
+  readonly detail: string;
+}
+
+const PROBE_MS = 1000;
+
+/**
+ * Replicated Redis seen from outside: each member's role, the authority on who is primary (a majority of the
+ * Sentinels, or of the cluster nodes' views), the joining of a Redis Cluster, and the acts of the failover faults.
+ * Provider-neutral: it only talks to the servers' ports.
+ */
+export abstract class RedisReplication {
+  abstract readonly kind: 'sentinel' | 'cluster';
+
+  constructor(readonly members: readonly RedisMember[]) {}
+
+  /** Joins the members into one deployment once each serves (Redis Cluster: slots, meet, replicas). */
+  async assemble(_signal: AbortSignal): Promise<void> {}
+
+  /** Whether the deployment serves as set up: one primary per shard, its replicas linked, the authority agreeing. */
+  abstract whole(): Promise<Whole>;
+
+  /** The current primaries' ids, per the authority (one for Sentinel; one per shard for Redis Cluster). */
+  abstract primaries(): Promise<string[]>;
+
+  /** The members replicating `primary` now, per the authority. */
+  abstract replicasOf(primary: string): Promise<string[]>;
+
+  /** Asks for a graceful promotion of a replica of `primary` (SENTINEL FAILOVER / CLUSTER FAILOVER). */
+  abstract promote(primary: string, signal: AbortSignal): Promise<void>;
+
+  /** Waits, bounded, until `whole()`; rejects saying what was last read. */
+  async waitWhole(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    let last = 'not probed';
+    await poll(
+      async () => {
+        const view = await this.whole();
+        last = view.detail;
+        return view.whole ? true : undefined;
+      },
+      { what: `the ${this.kind} deployment to serve`, timeoutMs, intervalMs: 250, signal },
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}; last seen: ${last}`, { cause: error });
+    });
+  }
+
+  /** Each member's own view of its role. */
+  async roles(): Promise<RoleView[]> {
+    const byPort = new Map(this.members.map((m) => [m.announcedPort, m.id]));
+    return Promise.all(
+      this.members.map(async (m): Promise<RoleView> => {
+        try {
+          const info = await redisInfo(m.host, m.port, 'replication', PROBE_MS);
+          const role = info.get('role');
+          if (role === 'master') {
+            return { id: m.id, role, connectedReplicas: Number(info.get('connected_slaves') ?? 0) };
+          }
+          const primary = byPort.get(Number(info.get('master_port'))) ?? `port ${info.get('master_port')}`;
+          return { id: m.id, role: 'slave', primary, linkUp: info.get('master_link_status') === 'up' };
+        } catch (error) {
+          return { id: m.id, role: undefined, error: (error as Error).message };
+        }
+      }),
+    );
+  }
+
+  member(id: string): RedisMember {
+    const found = this.members.find((m) => m.id === id);
+    if (!found) throw new Error(`no Redis member ${id}`);
+    return found;
+  }
+
+  memberByPort(port: number): string | undefined {
+    return this.members.find((m) => m.announcedPort === port)?.id;
+  }
+}
+
+export const describeRoles = (roles: readonly RoleView[]) =>
+  roles
+    .map((r) =>
+      r.role === undefined
+        ? `${r.id}: no answer`
+        : r.role === 'master'
+          ? `${r.id}: primary (${r.connectedReplicas} replicas connected)`
+          : `${r.id}: replica of ${r.primary} (link ${r.linkUp ? 'up' : 'down'})`,
+    )
+    .join(', ');
+
+/** Most frequent value among the defined ones, if more than half of `total` name it. */
+function majority(values: ReadonlyArray<string | undefined>, total: number): string | undefined {
+  const counts = new Map<string, number>();
+  for (const v of values) if (v !== undefined) counts.set(v, (counts.get(v) ?? 0) + 1);
+  for (const [value, count] of counts) if (count > total / 2) return value;
+  return undefined;
+}
+
+/** One primary and its replicas behind Sentinels: the Sentinels' majority names the primary. */
+export class SentinelReplication extends RedisReplication {
+  readonly kind = 'sentinel';
+  readonly masterName = SENTINEL_MASTER_NAME;
+
+  constructor(
+    members: readonly RedisMember[],
+    readonly sentinels: readonly SentinelMember[],
+  ) {
+    super(members);
+  }
+
+  /** Each Sentinel's answer to get-master-addr-by-name, as a member id (undefined: no answer). */
+  async sentinelViews(): Promise<Array<string | undefined>> {
+    return Promise.all(
+      this.sentinels.map(async (s) => {
+        const reply = await redisCall(
+          s.host,
+          s.port,
+          ['SENTINEL', 'GET-MASTER-ADDR-BY-NAME', this.masterName],
+          PROBE_MS,
+        ).catch(() => undefined);
+        return Array.isArray(reply) ? this.memberByPort(Number(reply[1])) : undefined;
+      }),
+    );
+  }
+
+  async primaries(): Promise<string[]> {
+    const primary = majority(await this.sentinelViews(), this.sentinels.length);
+    return primary === undefined ? [] : [primary];
+  }
+
+  async replicasOf(primary: string): Promise<string[]> {
+    return this.members.filter((m) => m.id !== primary).map((m) => m.id);
+  }
+
+  /** What a Sentinel knows of the primary: its replicas and the other Sentinels. */
+  private async sentinelKnows(s: SentinelMember): Promise<string> {
+    const reply = await redisCall(s.host, s.port, ['SENTINEL', 'MASTER', this.masterName], PROBE_MS).catch(
+      (e: Error) => e,
+    );
+    if (!Array.isArray(reply)) return `${s.id}: ${reply instanceof Error ? reply.message : 'no answer'}`;
+    const fields = new Map<string, string>();
+    for (let i = 0; i + 1 < reply.length; i += 2) fields.set(String(reply[i]), String(reply[i + 1]));
+    return `${s.id}: ${fields.get('num-slaves')} replicas, ${fields.get('num-other-sentinels')} other sentinels, flags ${fields.get('flags')}`;
+  }
+
+  async whole(): Promise<Whole> {
+    const [roles, views] = await Promise.all([this.roles(), this.sentinelViews()]);
+    const primary = majority(views, this.sentinels.length);
+    const replicas = this.members.length - 1;
+    const knows = await Promise.all(this.sentinels.map((s) => this.sentinelKnows(s)));
+    const others = this.sentinels.length - 1;
+    const sentinelsWhole = knows.every((k) =>
+      new RegExp(`: (\\d+) replicas, ${others} other sentinels, flags master$`).test(k)
+        ? Number(/: (\d+) replicas/.exec(k)?.[1]) >= replicas
+        : false,
+    );
+    const whole =
+      primary !== undefined &&
+      views.every((v) => v === primary) &&
+      sentinelsWhole &&
+      roles.every((r) =>
+        r.id === primary
+          ? r.role === 'master' && r.connectedReplicas === replicas
+          : r.role === 'slave' && r.primary === primary && r.linkUp === true,
+      );
+    const detail = `${describeRoles(roles)}; sentinels name ${views.map((v, i) => `${this.sentinels[i]!.id}: ${v ?? 'none'}`).join(', ')}; ${knows.join('; ')}`;
+    return { whole, detail };
+  }
+
+  async promote(_primary: string, signal: AbortSignal): Promise<void> {
+    // Any Sentinel can run a forced failover; one that is busy (INPROG) or sees no replica fit yet
+    // (NOGOODSLAVE, right after a replica re-linked) is asked again, within the bound.
+    let last = '';
+    for (let round = 0; ; round++) {
+      for (const s of this.sentinels) {
+        signal.throwIfAborted();
+        const reply = await redisCall(
+          s.host,
+          s.port,
+          ['SENTINEL', 'FAILOVER', this.masterName],
+          PROBE_MS,
+        ).catch((e: Error) => e);
+        if (reply === 'OK') return;
+        last = `${s.id}: ${reply instanceof Error ? reply.message : String(reply)}`;
+      }
+      await sleep(Math.min(1000, 200 * (round + 1)), signal).catch(() => {
+        throw new Error(`no Sentinel started a failover (${last})`);
+      });
+    }
+  }
+}
+
+/** One line of CLUSTER NODES. */
+interface ClusterNodeLine {
+  readonly nodeId: string;
+  readonly member: string | undefined;
+  readonly flags: readonly string[];
+  readonly primaryNodeId: string | undefined;
+  readonly slots: number;
+  readonly connected: boolean;
+}
+
+const SLOTS = 16_384;
+
+function parseClusterNodes(text: string, memberByPort: (port: number) => string | undefined) {
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line): ClusterNodeLine => {
+      const [nodeId, address, flags, primary, , , , link, ...slots] = line.trim().split(' ');
+      const port = Number(/:(\d+)@/.exec(address ?? '')?.[1]);
+      let count = 0;
+      for (const range of slots) {
+        if (range.startsWith('[')) continue; // a slot being migrated
+        const [from, to] = range.split('-').map(Number);
+        count += to === undefined ? 1 : to - from! + 1;
+      }
+      return {
+        nodeId: nodeId!,
+        member: memberByPort(port),
+        flags: (flags ?? '').split(','),
+        primaryNodeId: primary === '-' ? undefined : primary,
+        slots: count,
+        connected: link === 'connected',
+      };
+    });
+}
+
+/** Redis Cluster: primaries with slots, one replica each; each node's CLUSTER NODES is its view. */
+export class ClusterReplication extends RedisReplication {
+  readonly kind = 'cluster';
+  /** How many of the members are primaries when it is set up (the rest replicate them, one each). */
+  readonly shards: number;
+
+  constructor(members: readonly RedisMember[]) {
+    super(members);
+    this.shards = Math.ceil(members.length / 2);
+  }
+
+  /** Each member's CLUSTER NODES (undefined: no answer). */
+  async views(): Promise<Array<ClusterNodeLine[] | undefined>> {
+    return Promise.all(
+      this.members.map(async (m) => {
+        const reply = await redisCall(m.host, m.port, ['CLUSTER', 'NODES'], PROBE_MS).catch(() => undefined);
+        return typeof reply === 'string' ? parseClusterNodes(reply, (p) => this.memberByPort(p)) : undefined;
+      }),
+    );
+  }
+
+  /** The primaries holding slots in a view, sorted. */
+  private static primariesIn(view: readonly ClusterNodeLine[]): string[] {
+    return view
+      .filter((l) => l.flags.includes('master') && l.slots > 0 && !l.flags.includes('fail'))
+      .map((l) => l.member ?? l.nodeId)
+      .sort();
+  }
+
+  async primaries(): Promise<string[]> {
+    const views = await this.views();
+    const agreed = majority(
+      views.map((v) => (v ? ClusterReplication.primariesIn(v).join(',') : undefined)),
+      this.members.length,
+    );
+    return agreed ? agreed.split(',') : [];
+  }
+
+  async replicasOf(primary: string): Promise<string[]> {
+    for (const view of await this.views()) {
+      const line = view?.find((l) => l.member === primary);
+      if (!view || !line) continue;
+      return view.filter((l) => l.primaryNodeId === line.nodeId && l.member).map((l) => l.member!);
+    }
+    return [];
+  }
+
+  override async assemble(signal: AbortSignal): Promise<void> {
+    const primaries = this.members.slice(0, this.shards);
+    const replicas = this.members.slice(this.shards);
+    // Slots split evenly; each primary gets a distinct config epoch, as `redis-cli --cluster create` does.
+    await Promise.all(
+      primaries.map(async (m, i) => {
+        const first = Math.floor((SLOTS * i) / primaries.length);
+        const last = Math.floor((SLOTS * (i + 1)) / primaries.length) - 1;
+        await redisCommand(m.host, m.port, ['CLUSTER', 'ADDSLOTSRANGE', String(first), String(last)]);
+        await redisCommand(m.host, m.port, ['CLUSTER', 'SET-CONFIG-EPOCH', String(i + 1)]);
+      }),
+    );
+    // The first node meets every other one at its announced (proxied) client and bus ports.
+    const first = this.members[0]!;
+    for (const m of this.members.slice(1)) {
+      await redisCommand(first.host, first.port, [
+        'CLUSTER',
+        'MEET',
+        '127.0.0.1',
+        String(m.announcedPort),
+        String(this.busPorts.get(m.id)),
+      ]);
+    }
+    const ids = new Map<string, string>();
+    for (const m of this.members) {
+      ids.set(m.id, String(await redisCommand(m.host, m.port, ['CLUSTER', 'MYID'])));
+    }
+    // Each replica must know its primary before it can replicate it.
+    await poll(
+      async () => {
+        const views = await this.views();
+        return views.every((v) => v !== undefined && v.length === this.members.length) ? true : undefined;
+      },
+      { what: 'every cluster node to know every other', timeoutMs: 30_000, intervalMs: 200, signal },
+    );
+    await Promise.all(
+      replicas.map((m, i) =>
+        redisCommand(m.host, m.port, ['CLUSTER', 'REPLICATE', ids.get(primaries[i % primaries.length]!.id)!]),
+      ),
+    );
+  }
+
+  /** Bus ports the members announce (set by the cluster that started them, for CLUSTER MEET). */
+  busPorts = new Map<string, number>();
+
+  async whole(): Promise<Whole> {
+    const [views, roles, states] = await Promise.all([
+      this.views(),
+      this.roles(),
+      Promise.all(
+        this.members.map((m) =>
+          redisCall(m.host, m.port, ['CLUSTER', 'INFO'], PROBE_MS)
+            .then((reply) => {
+              const text = String(reply);
+              return `${/cluster_state:(\w+)/.exec(text)?.[1]} ${/cluster_slots_ok:(\d+)/.exec(text)?.[1]}`;
+            })
+            .catch(() => 'no answer'),
+        ),
+      ),
+    ]);
+    const shapes = views.map((view) => {
+      if (!view) return undefined;
+      if (view.some((l) => l.flags.includes('fail') || l.flags.includes('fail?') || !l.member))
+        return 'failing';
+      const primaries = ClusterReplication.primariesIn(view);
+      const shards = primaries.map((p) => {
+        const line = view.find((l) => l.member === p)!;
+        const reps = view.filter((l) => l.primaryNodeId === line.nodeId).map((l) => l.member);
+        return `${p}>${reps.sort().join('+')}`;
+      });
+      return shards.join(' ');
+    });
+    const agreed = shapes[0];
+    const shardsOk =
+      agreed !== undefined &&
+      agreed !== 'failing' &&
+      shapes.every((s) => s === agreed) &&
+      agreed.split(' ').length === this.shards &&
+      agreed.split(' ').every((s) => /^n\d+>n\d+$/.test(s));
+    const statesOk = states.every((s) => s === `ok ${SLOTS}`);
+    const primaryOf = new Map<string, string>();
+    for (const shard of agreed?.split(' ') ?? []) {
+      const [p, r] = shard.split('>');
+      if (p && r) primaryOf.set(r, p);
+    }
+    const rolesOk = roles.every((r) =>
+      primaryOf.has(r.id)
+        ? r.role === 'slave' && r.primary === primaryOf.get(r.id) && r.linkUp === true
+        : r.role === 'master',
+    );
+    const detail = `${describeRoles(roles)}; cluster state ${this.members.map((m, i) => `${m.id}: ${states[i]}`).join(', ')}; shards (primary>replica) per view ${this.members.map((m, i) => `${m.id}: ${shapes[i] ?? 'no answer'}`).join('; ')}`;
+    return { whole: shardsOk && statesOk && rolesOk, detail };
+  }
+
+  async promote(primary: string, signal: AbortSignal): Promise<void> {
+    let last = '';
+    for (let round = 0; ; round++) {
+      signal.throwIfAborted();
+      const [replica] = await this.replicasOf(primary);
+      if (replica) {
+        const m = this.member(replica);
+        const reply = await redisCall(m.host, m.port, ['CLUSTER', 'FAILOVER'], PROBE_MS).catch(
+          (e: Error) => e,
+        );
+        if (reply === 'OK') return;
+        last = `${replica}: ${reply instanceof Error ? reply.message : String(reply)}`;
+      } else {
+        last = `${primary} has no replica`;
+      }
+      await sleep(Math.min(1000, 200 * (round + 1)), signal).catch(() => {
+        throw new Error(`no replica of ${primary} took a CLUSTER FAILOVER (${last})`);
+      });
+    }
+  }
+}
+
+/** How long a failover may take before the faults give up waiting for it: detection, election, promotion. */
+export const FAILOVER_BOUND_MS = Math.max(20_000, CLUSTER_NODE_TIMEOUT_MS * 10);
