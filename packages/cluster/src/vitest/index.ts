@@ -1,6 +1,6 @@
 import { inject } from 'vitest';
 import { startCluster } from '../start.js';
-import type { Cluster, ClusterOptions, ProviderName, Topology } from '../types.js';
+import type { Cluster, ClusterOptions, ProviderName, SentinelEndpoints, Topology } from '../types.js';
 
 /** What test files see of a cluster started in globalSetup: plain data, since it crosses to the workers. */
 export interface SharedCluster {
@@ -12,6 +12,10 @@ export interface SharedCluster {
     readonly endpoint: string;
     readonly directEndpoint: string;
   }[];
+  /** redis-sentinel: the master name and the Sentinels (a conformance suite connects through them). */
+  readonly sentinel?: SentinelEndpoints;
+  /** redis-sentinel, redis-cluster: announced address → client endpoint, for ioredis' `natMap`. */
+  readonly natMap?: Readonly<Record<string, { readonly host: string; readonly port: number }>>;
 }
 
 declare module 'vitest' {
@@ -77,5 +81,7 @@ function share(cluster: Cluster): SharedCluster {
     provider: cluster.provider,
     endpoints: [...cluster.endpoints],
     nodes: cluster.nodes.map((n) => ({ id: n.id, endpoint: n.endpoint, directEndpoint: n.directEndpoint })),
+    ...(cluster.sentinel ? { sentinel: cluster.sentinel } : {}),
+    ...(cluster.natMap ? { natMap: cluster.natMap } : {}),
   };
 }
