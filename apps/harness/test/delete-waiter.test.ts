@@ -25,6 +25,11 @@ describe('pickWaiter', () => {
     );
   });
 
+  it('takes a head and one waiter when asked to (after half the fault’s wait)', () => {
+    expect(pickWaiter([key('a', 'a', 3), key('a', 'b', 5)], 1)?.victim.key).toBe('ns/locks/a/b');
+    expect(pickWaiter([key('a', 'a', 3)], 1)).toBe(undefined);
+  });
+
   it('orders by create revision, not by key name', () => {
     const picked = pickWaiter([key('q', '1', 30), key('q', 'f', 10), key('q', '0', 20)]);
     expect(picked?.victim.key).toBe('ns/locks/q/0');
