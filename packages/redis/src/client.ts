@@ -19,20 +19,27 @@ import {
   settleWithin,
   type TryAcquireOptions,
 } from '@fencekit/core';
-import type { Redis } from 'ioredis';
 import { CANCEL_TIMEOUT_MS } from './bounds.js';
-import {
-  closeConnection,
-  DEFAULT_COMMAND_TIMEOUT_MS,
-  duplicateConnection,
-  type OpenedConnection,
-  openConnection,
-  type RedisConnection,
-  waitForReplicas,
-} from './connection.js';
+import { DEFAULT_COMMAND_TIMEOUT_MS } from './connection.js';
 import { neverConnectedReason, trackConnectionState } from './connection-state.js';
+import {
+  closeClient,
+  duplicateClient,
+  hasCommandTimeout,
+  type OpenedClient,
+  openClient,
+  type RedisClient,
+  type RedisDeployment,
+  waitForReplicasOf,
+} from './deployment.js';
 import { classifyFailure, errorMessage } from './failures.js';
-import { DEFAULT_KEY_PREFIX, type ResourceKeys, resourceKeys, wakeChannel } from './keys.js';
+import {
+  DEFAULT_KEY_PREFIX,
+  type ResourceKeys,
+  resourceKeys,
+  resourceWakeChannel,
+  wakeChannel,
+} from './keys.js';
 import { RedisLeaseOperations } from './lease-operations.js';
 import { type AttemptReply, LockNode, tryAcquireReply } from './node.js';
 import { newOwnerToken } from './owner.js';
@@ -41,8 +48,12 @@ import { STOP_GRACE_MS, Waiter, waitForGrant } from './waiter.js';
 import { WakeSubscriber } from './wake.js';
 
 export interface RedisLockClientOptions {
-  /** An ioredis instance (left open by `close()`), connection options, or a redis:// URL. */
-  connection: RedisConnection;
+  /**
+   * An ioredis instance or `Cluster` (left open by `close()`), connection options (with `sentinels`
+   * and `name`: the primary found through Sentinel), a redis:// URL, or `{ cluster: startupNodes,
+   * options? }` for a Redis Cluster fencekit opens.
+   */
+  connection: RedisDeployment;
   /** Prefix of every key fencekit writes; default "fencekit:". Keys look like `fencekit:{resource}:lock`. */
   keyPrefix?: string;
   /**
@@ -59,6 +70,14 @@ export interface RedisLockClientOptions {
    * fence counter to a value already handed out.
    */
   replicas?: { count: number; timeoutMs: number };
+  /**
+   * 'counter' (default): a fence is the resource's counter. 'epoch': a fence is epoch × 10^12 +
+   * counter, the epoch being Redis Cluster's config epoch of the primary or, elsewhere, the count of
+   * primaries the resource has had (README, "Epoch fences"): grants of a promoted replica stay above
+   * the fences the old primary handed out, even when the counter rolled back. Every client of a
+   * resource must use the same setting.
+   */
+  fence?: 'counter' | 'epoch';
 }
 
 type Grant = Extract<AttemptReply, { granted: true }> & { sentAt: number };
@@ -83,7 +102,7 @@ const KEY_CACHE_SIZE = 1_000;
 export class RedisLockClient implements LockClient<bigint> {
   readonly backend = 'redis';
   readonly capabilities: LockCapabilities = { safeFences: true, fair: true, faultTolerant: false };
-  readonly #connection: OpenedConnection;
+  readonly #connection: OpenedClient;
   readonly #node: LockNode;
   readonly #prefix: string;
   readonly #waiterTtlMs: number;
@@ -117,24 +136,33 @@ export class RedisLockClient implements LockClient<bigint> {
       assertTtlMs('replicas.timeoutMs', timeoutMs);
     }
     this.#replicas = options.replicas;
+    const fence = options.fence ?? 'counter';
+    if (fence !== 'counter' && fence !== 'epoch') {
+      throw new InvalidArgumentError('fence', options.fence, "'counter' or 'epoch'");
+    }
     // A connection without ioredis' per-command timer (fencekit's own, unless the options ask for
     // one, or a caller's instance made without it) gets one deadline timer shared by its lock
     // commands instead: no lock command waits for an answer forever.
-    this.#connection = openConnection(options.connection, { commandTimeout: undefined });
+    this.#connection = openClient(options.connection, { commandTimeout: undefined });
     const redis = this.#connection.redis;
-    const bounded = redis.options.commandTimeout !== undefined;
+    const bounded = hasCommandTimeout(redis);
     this.#deadlines = bounded ? undefined : new CommandDeadlines(DEFAULT_COMMAND_TIMEOUT_MS);
-    this.#node = new LockNode(this.#connection.name, redis, this.#deadlines);
+    this.#node = new LockNode(this.#connection.name, redis, this.#deadlines, fence === 'epoch');
     this.#untrackConnection = trackConnectionState(redis);
     // The subscriber keeps ioredis' own timeout: it sends a SUBSCRIBE now and then, nothing more.
     const subscriberOptions = bounded ? {} : { commandTimeout: DEFAULT_COMMAND_TIMEOUT_MS };
-    this.#wake = new WakeSubscriber(wakeChannel(this.#prefix, newOwnerToken()), () =>
-      duplicateConnection(redis, subscriberOptions),
+    const clientId = newOwnerToken();
+    const prefix = this.#prefix;
+    this.#wake = new WakeSubscriber(
+      wakeChannel(prefix, clientId),
+      () => duplicateClient(redis, subscriberOptions),
+      // Redis Cluster: sharded channels, one per resource waited on (see WakeSubscriber).
+      this.#connection.cluster ? (resource) => resourceWakeChannel(prefix, resource, clientId) : undefined,
     );
   }
 
-  /** The ioredis connection commands go through. */
-  get redis(): Redis {
+  /** The ioredis connection (or Cluster) commands go through. */
+  get redis(): RedisClient {
     return this.#connection.redis;
   }
 
@@ -292,10 +320,27 @@ export class RedisLockClient implements LockClient<bigint> {
     request: { resource: string; ttlMs: number; waitMs: number; signal: AbortSignal | undefined },
     startedAt: number,
   ): Promise<ManagedLease<bigint>> {
-    const { resource, ttlMs } = request;
+    const { resource } = request;
     const keys = this.#keysOf(resource);
     const owner = newOwnerToken();
-    const ready = this.#wake.ready();
+    const channel = this.#wake.channelFor(resource);
+    const ready = this.#wake.ready(channel);
+    try {
+      return await this.#wait(request, startedAt, keys, owner, channel, ready);
+    } finally {
+      this.#wake.leave(channel);
+    }
+  }
+
+  async #wait(
+    request: { resource: string; ttlMs: number; waitMs: number; signal: AbortSignal | undefined },
+    startedAt: number,
+    keys: ResourceKeys,
+    owner: string,
+    channel: string,
+    ready: Promise<void> | undefined,
+  ): Promise<ManagedLease<bigint>> {
+    const { resource, ttlMs } = request;
     if (ready !== undefined) {
       // SUBSCRIBE has its own 5 s bound; the caller's abort ends the wait for it sooner.
       const aborted = request.signal === undefined ? undefined : abortedPromise(request.signal);
@@ -348,7 +393,7 @@ export class RedisLockClient implements LockClient<bigint> {
               mode: 'wait',
               ticket,
               waiterTtlMs: this.#waiterTtlMs,
-              channel: this.#wake.channel,
+              channel,
               fenced: true,
               handoff: true,
             });
@@ -432,7 +477,7 @@ export class RedisLockClient implements LockClient<bigint> {
     const { count, timeoutMs } = this.#replicas as { count: number; timeoutMs: number };
     let acknowledged: number;
     try {
-      acknowledged = await waitForReplicas(this.#connection.redis, count, timeoutMs);
+      acknowledged = await waitForReplicasOf(this.#connection.redis, keys.lock, count, timeoutMs);
     } catch (error) {
       acknowledged = -1;
       await this.#cancel(keys, owner);
@@ -477,7 +522,7 @@ export class RedisLockClient implements LockClient<bigint> {
     // Side by side: each is bounded by QUIT_TIMEOUT_MS, so close() pays that bound once.
     await Promise.all([
       this.#wake.close(),
-      this.#connection.owned ? closeConnection(this.#connection.redis) : undefined,
+      this.#connection.owned ? closeClient(this.#connection.redis) : undefined,
     ]);
     this.#deadlines?.close();
   }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from './deployment.js';
 import { errorMessage } from './failures.js';
 
 interface ConnectionState {

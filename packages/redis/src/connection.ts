@@ -37,7 +37,9 @@ export function isRedisInstance(value: unknown): value is Redis {
     typeof candidate.on === 'function' &&
     typeof candidate.status === 'string' &&
     typeof candidate.options === 'object' &&
-    candidate.options !== null
+    candidate.options !== null &&
+    // An ioredis Cluster has every member above too: it says it is one (see isClusterInstance).
+    (value as { isCluster?: unknown }).isCluster !== true
   );
 }
 
@@ -123,6 +125,7 @@ export async function closeConnection(redis: Redis, timeoutMs = QUIT_TIMEOUT_MS)
 }
 
 function describe(redis: Redis): string {
-  const { host, port, path } = redis.options;
+  const { host, port, path, sentinels, name } = redis.options;
+  if (sentinels !== undefined && sentinels !== null) return `Sentinel master "${name ?? 'mymaster'}"`;
   return path ? path : `${host ?? 'localhost'}:${port ?? 6379}`;
 }

@@ -17,6 +17,11 @@ export interface ResourceKeys {
   readonly waiters: string;
   /** The last ticket handed out for this resource's queue. */
   readonly tickets: string;
+  /**
+   * Epoch fences only (`fence: 'epoch'`): "epoch|reign" of the last grant, never expires (see the
+   * scripts' `epoch_fence`).
+   */
+  readonly epoch: string;
 }
 
 export const DEFAULT_KEY_PREFIX = 'fencekit:';
@@ -29,12 +34,22 @@ export function resourceKeys(prefix: string, resource: string): ResourceKeys {
     queue: `${base}queue`,
     waiters: `${base}waiters`,
     tickets: `${base}tickets`,
+    epoch: `${base}epoch`,
   };
 }
 
 /** The pub/sub channel one client's waiters are woken on. */
 export function wakeChannel(prefix: string, clientId: string): string {
   return `${prefix}wake:${clientId}`;
+}
+
+/**
+ * The sharded pub/sub channel (Redis Cluster) one client's waiters on `resource` are woken on: it
+ * carries the resource's hash tag, so SPUBLISH in the release script reaches the node that owns the
+ * slot. The scripts tell it from a client channel by its start, the resource's key base.
+ */
+export function resourceWakeChannel(prefix: string, resource: string, clientId: string): string {
+  return `${prefix}{${resource}}:wake:${clientId}`;
 }
 
 /** The keys in the order the scripts expect them (KEYS[1..5]). */

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './deployment.js';
 import { keyList, type ResourceKeys } from './keys.js';
 import { type CommandDeadlines, callScript, LuaScript } from './script-call.js';
 import { acquireScript, extendScript, releaseScript, tryAcquireScript } from './scripts.lua.js';
@@ -59,6 +59,10 @@ export function tryAcquireReply(reply: number | string): AttemptReply | undefine
 }
 const ACQUIRE = new LuaScript(acquireScript, 5);
 const RELEASE = new LuaScript(releaseScript, 5);
+// The same scripts given the epoch key as well, which turns epoch fences on (see scripts.lua.ts).
+const TRY_EPOCH = new LuaScript(tryAcquireScript, 4);
+const ACQUIRE_EPOCH = new LuaScript(acquireScript, 6);
+const RELEASE_EPOCH = new LuaScript(releaseScript, 6);
 const EXTEND = new LuaScript(extendScript, 1);
 
 /**
@@ -69,9 +73,11 @@ export class LockNode {
   constructor(
     /** How this node is named in errors: "127.0.0.1:6379". */
     readonly name: string,
-    readonly redis: Redis,
+    readonly redis: RedisClient,
     /** Bounds each command when the connection has no `commandTimeout` of its own. */
     readonly deadlines?: CommandDeadlines,
+    /** Fences are epoch fences (`RedisLockClient`'s `fence: 'epoch'`): the scripts get the epoch key. */
+    readonly epochFences = false,
   ) {}
 
   /**
@@ -81,6 +87,16 @@ export class LockNode {
    * a reply object or a fence string per grant.
    */
   tryAcquireRaw(keys: ResourceKeys, owner: string, ttlMs: number, fenced: boolean): Promise<number | string> {
+    if (this.epochFences && fenced) {
+      return callScript(this.redis, this.deadlines, TRY_EPOCH, [
+        keys.lock,
+        keys.fence,
+        keys.queue,
+        keys.epoch,
+        owner,
+        ttlMs,
+      ]) as Promise<number | string>;
+    }
     return callScript(
       this.redis,
       this.deadlines,
@@ -105,8 +121,9 @@ export class LockNode {
   }
 
   async attempt(keys: ResourceKeys, request: AttemptRequest): Promise<AttemptReply> {
-    const reply = (await callScript(this.redis, this.deadlines, ACQUIRE, [
+    const reply = (await callScript(this.redis, this.deadlines, this.epochFences ? ACQUIRE_EPOCH : ACQUIRE, [
       ...keyList(keys),
+      ...(this.epochFences ? [keys.epoch] : []),
       request.owner,
       request.ttlMs,
       request.mode,
@@ -136,8 +153,9 @@ export class LockNode {
   ): Promise<ReleaseReply> {
     if (requeue === undefined && headGraceMs === 0)
       return Number(await this.releaseRaw(keys, owner)) as ReleaseReply;
-    const reply = await callScript(this.redis, this.deadlines, RELEASE, [
+    const reply = await callScript(this.redis, this.deadlines, this.epochFences ? RELEASE_EPOCH : RELEASE, [
       ...keyList(keys),
+      ...(this.epochFences ? [keys.epoch] : []),
       owner,
       requeue === undefined ? '' : requeue.ticket,
       requeue?.waiterTtlMs ?? 0,
@@ -152,6 +170,9 @@ export class LockNode {
    * `ReleaseReply`). The lease's release reads it itself, one async step fewer on its hot path.
    */
   releaseRaw(keys: ResourceKeys, owner: string): Promise<unknown> {
+    if (this.epochFences) {
+      return callScript(this.redis, this.deadlines, RELEASE_EPOCH, [...keyList(keys), keys.epoch, owner]);
+    }
     return callScript(this.redis, this.deadlines, RELEASE, [
       keys.lock,
       keys.fence,

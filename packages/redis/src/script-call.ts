@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { monotonicNow } from '@fencekit/core';
-import { Command, type Redis } from 'ioredis';
+import { Command } from 'ioredis';
+import type { RedisClient } from './deployment.js';
 
 /** A Lua script as the lock commands send it: by SHA, with its source at hand for NOSCRIPT. */
 export class LuaScript {
@@ -113,7 +114,7 @@ export class CommandDeadlines {
  * as a plain ioredis `Command`, which skips the wrapper `defineCommand` puts around every call.
  */
 export async function callScript(
-  redis: Redis,
+  redis: RedisClient,
   deadlines: CommandDeadlines | undefined,
   script: LuaScript,
   args: (string | number)[],
@@ -137,7 +138,7 @@ export async function callScript(
 const UNPREFIXED = { replyEncoding: 'utf8' } as const;
 
 function scriptCommand(
-  redis: Redis,
+  redis: RedisClient,
   name: 'eval' | 'evalsha',
   script: string,
   numberOfKeys: number,

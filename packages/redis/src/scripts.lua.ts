@@ -4,8 +4,70 @@
  * server's own clock (`TIME`), because waiter deadlines are compared across client processes.
  */
 
+/**
+ * Epoch fences (the client's `fence: 'epoch'`, on when a script is given the epoch key): a fence is
+ * epoch × 10^12 + counter, written as the epoch's digits followed by the counter padded to 12, so
+ * that fences compared as numbers compare (epoch, counter) lexicographically. The epoch of a grant is
+ * Redis Cluster's config epoch of the node (raised by every promotion, agreed by a majority of the
+ * primaries), else the count of primaries ("reigns", told apart by `master_replid`, which a promoted
+ * replica draws anew) the resource's record has seen; never below the recorded one, never 0, so an
+ * epoch fence is above every plain counter fence. The record "epoch|reign" is written with the grant.
+ * With `record` 'recorded' only the recorded epoch is read (the fence of a grant made earlier).
+ */
+const epochHelpers = `
+local function epoch_now(epoch_key, record)
+  local stored = redis.call('GET', epoch_key)
+  local epoch, reign = 0, ''
+  if stored then
+    local sep = string.find(stored, '|', 1, true)
+    epoch, reign = tonumber(string.sub(stored, 1, sep - 1)), string.sub(stored, sep + 1)
+  end
+  if record == 'recorded' then return math.max(epoch, 1) end
+  local now_epoch, now_reign = epoch, reign
+  if string.find(redis.call('INFO', 'cluster'), 'cluster_enabled:1', 1, true) then
+    now_reign = 'cluster'
+    local mine = tonumber(string.match(redis.call('CLUSTER', 'INFO'), 'cluster_my_epoch:(%d+)'))
+    now_epoch = math.max(epoch, mine)
+  else
+    now_reign = string.match(redis.call('INFO', 'replication'), 'master_replid:(%w+)')
+    if now_reign ~= reign then now_epoch = epoch + 1 end
+  end
+  now_epoch = math.max(now_epoch, 1)
+  if record and (now_epoch ~= epoch or now_reign ~= reign) then
+    redis.call('SET', epoch_key, now_epoch .. '|' .. now_reign)
+  end
+  return now_epoch
+end
+
+local function epoch_fence(epoch, counter)
+  counter = tonumber(counter)
+  if counter >= 1000000000000 then error('fencekit: the fence counter reached 10^12 within one epoch') end
+  return string.format('%d%012d', epoch, counter)
+end
+
+-- INCR of the counter and the new fence (a string).
+local function next_fence(fence_key, epoch_key)
+  if not epoch_key then
+    redis.call('INCR', fence_key)
+    -- GET, not INCR's reply: Lua numbers would lose digits past 2^53.
+    return redis.call('GET', fence_key)
+  end
+  local epoch = epoch_now(epoch_key, true)
+  return epoch_fence(epoch, redis.call('INCR', fence_key))
+end
+`;
+
 const prelude = `
-local lock, fence, queue, waiters, tickets = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local lock, fence, queue, waiters, tickets, epoch_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+${epochHelpers}
+
+-- Wakes a waiter on its channel: a resource's own channel (Redis Cluster, its hash tag in the name)
+-- by SPUBLISH, which reaches the node that owns the slot; a client's channel by PUBLISH.
+local function publish(channel, message)
+  local base = string.sub(lock, 1, -5)
+  if string.sub(channel, 1, #base) == base then return redis.call('SPUBLISH', channel, message) end
+  return redis.call('PUBLISH', channel, message)
+end
 
 local function now_ms()
   local t = redis.call('TIME')
@@ -104,23 +166,25 @@ local waiter_ttl = tonumber(ARGV[5])
 local function granted()
   redis.call('ZREM', queue, owner)
   redis.call('HDEL', waiters, owner)
-  if ARGV[7] == '1' then return {1, redis.call('GET', fence)} end
+  if ARGV[7] == '1' then
+    if epoch_key then return {1, epoch_fence(epoch_now(epoch_key, 'recorded'), redis.call('GET', fence))} end
+    return {1, redis.call('GET', fence)}
+  end
   return {1}
 end
 
 local function grant()
   if not redis.call('SET', lock, owner, 'NX', 'PX', ttl) then return nil end
-  if ARGV[7] == '1' then redis.call('INCR', fence) end
-  return granted()
+  local granted_fence = ARGV[7] == '1' and next_fence(fence, epoch_key) or nil
+  redis.call('ZREM', queue, owner)
+  redis.call('HDEL', waiters, owner)
+  if granted_fence then return {1, granted_fence} end
+  return {1}
 end
 
 -- The common case first: nobody queued and the lock free. Nothing else to read or clean up.
 if redis.call('EXISTS', queue) == 0 and redis.call('SET', lock, owner, 'NX', 'PX', ttl) then
-  if ARGV[7] == '1' then
-    -- GET, not INCR's reply: Lua numbers would lose digits past 2^53.
-    redis.call('INCR', fence)
-    return {1, redis.call('GET', fence)}
-  end
+  if ARGV[7] == '1' then return {1, next_fence(fence, epoch_key)} end
   return {1}
 end
 
@@ -187,7 +251,9 @@ end
 if ARGV[7] == '1' and mode == 'wait' then
   -- The fence as this refusal saw it: a grant handed to us later carries a higher one, so the
   -- waiter can tell a hand-over made after this request from a late message about an older one.
-  return {0, retry, tonumber(ticket) or 0, redis.call('GET', fence) or '0'}
+  local seen = redis.call('GET', fence) or '0'
+  if epoch_key then seen = epoch_fence(epoch_now(epoch_key, false), seen) end
+  return {0, retry, tonumber(ticket) or 0, seen}
 end
 return {0, retry, tonumber(ticket) or 0}
 `;
@@ -253,7 +319,7 @@ local function wake_next_if_lapsed(head)
     local entry = next_waiter and redis.call('HGET', waiters, next_waiter)
     if entry then
       local sep = string.find(entry, '|', string.find(entry, '|', 1, true) + 1, true)
-      redis.call('PUBLISH', string.sub(entry, sep + 1), next_waiter)
+      publish(string.sub(entry, sep + 1), next_waiter)
     end
   end
 end
@@ -266,13 +332,12 @@ if result ~= -1 then
       redis.call('ZREM', queue, head)
       redis.call('HDEL', waiters, head)
       if generation then
-        redis.call('PUBLISH', channel, head .. '|' .. generation)
+        publish(channel, head .. '|' .. generation)
       else
-        redis.call('INCR', fence)
-        redis.call('PUBLISH', channel, head .. '|' .. redis.call('GET', fence))
+        publish(channel, head .. '|' .. next_fence(fence, epoch_key))
       end
     else
-      redis.call('PUBLISH', channel, head)
+      publish(channel, head)
       wake_next_if_lapsed(head)
     end
   elseif head == owner then
@@ -299,6 +364,10 @@ export const tryAcquireScript = `
 if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   if ARGV[3] == '0' then return 0 end
+  if KEYS[4] then
+    ${epochHelpers}
+    return next_fence(KEYS[2], KEYS[4])
+  end
   local fence = redis.call('INCR', KEYS[2])
   -- Lua numbers are doubles: past 2^53 the reply would lose digits, so read the string instead.
   if fence < 9007199254740992 then return fence end

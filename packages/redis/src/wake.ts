@@ -1,26 +1,46 @@
-import type { Redis } from 'ioredis';
-import { closeConnection } from './connection.js';
+import { closeClient, type RedisClient } from './deployment.js';
 
 /**
  * One pub/sub connection per client, shared by all of its waiters. The release script PUBLISHes
  * "owner" (wake up) or "owner|fence" (the lock was handed to you) on the head waiter's client
  * channel; this routes it to the parked acquire. A message lost to a reconnect only delays the
  * waiter until its fallback timer fires, which finds the handed-over grant by its owner token.
+ *
+ * In Redis Cluster (`shardChannel` given) a PUBLISH would be broadcast to every node over the cluster
+ * bus; instead each resource a client waits on has a channel of its own carrying the resource's hash
+ * tag, SPUBLISHed by the script on the node that owns the slot and SSUBSCRIBEd there (ioredis' sharded
+ * subscribers) while at least one of the client's waiters waits on that resource.
  */
 export class WakeSubscriber {
   readonly #wakers = new Map<string, (handedFence: string | undefined) => void>();
-  #subscriber: Redis | undefined;
+  #subscriber: RedisClient | undefined;
   #subscribing: Promise<void> | undefined;
   #subscribed = false;
+  /** Sharded: each resource channel's waiters, its SSUBSCRIBE in flight, and whether one succeeded. */
+  readonly #shards = new Map<
+    string,
+    { users: number; subscribing: Promise<void> | undefined; subscribed: boolean }
+  >();
 
   constructor(
     readonly channel: string,
     /** Opens the dedicated subscriber connection (a duplicate of the command connection). */
-    readonly connect: () => Redis,
+    readonly connect: () => RedisClient,
+    /** Redis Cluster: the sharded channel of a resource's waiters (see `resourceWakeChannel`). */
+    readonly shardChannel?: (resource: string) => string,
   ) {}
 
-  /** Resolves once messages on the channel are delivered; undefined when that is already so. */
-  ready(): Promise<void> | undefined {
+  /** The channel a waiter on `resource` gives the scripts. */
+  channelFor(resource: string): string {
+    return this.shardChannel === undefined ? this.channel : this.shardChannel(resource);
+  }
+
+  /**
+   * Resolves once messages on `channel` are delivered; undefined when that is already so. A sharded
+   * channel counts one more user, whom `leave(channel)` must end (whether or not this resolved).
+   */
+  ready(channel = this.channel): Promise<void> | undefined {
+    if (this.shardChannel !== undefined) return this.#readyShard(channel);
     if (this.#subscribed) return undefined;
     this.#subscribing ??= this.#subscribe().catch((error: unknown) => {
       this.#subscribing = undefined;
@@ -38,28 +58,69 @@ export class WakeSubscriber {
     this.#wakers.delete(owner);
   }
 
+  /** Sharded: one waiter on `channel` less; the last one gone, SUNSUBSCRIBE (in the background). */
+  leave(channel: string): void {
+    const shard = this.#shards.get(channel);
+    if (shard === undefined) return;
+    shard.users -= 1;
+    if (shard.users > 0) return;
+    this.#shards.delete(channel);
+    // Sent after the SSUBSCRIBE on the same connection; a failure only leaves a silent subscription.
+    this.#subscriber?.sunsubscribe(channel).catch(() => undefined);
+  }
+
   async close(): Promise<void> {
     const subscriber = this.#subscriber;
     this.#subscriber = undefined;
     this.#subscribed = false;
     this.#wakers.clear();
+    this.#shards.clear();
     if (subscriber === undefined) return;
     // Bounded: a server that stopped answering (its socket still open) would never answer QUIT.
-    await closeConnection(subscriber);
+    await closeClient(subscriber);
   }
 
-  async #subscribe(): Promise<void> {
+  #readyShard(channel: string): Promise<void> | undefined {
+    let shard = this.#shards.get(channel);
+    if (shard === undefined) {
+      shard = { users: 0, subscribing: undefined, subscribed: false };
+      this.#shards.set(channel, shard);
+    }
+    shard.users += 1;
+    if (shard.subscribed) return undefined;
+    if (shard.subscribing === undefined) {
+      const entry = shard;
+      entry.subscribing = this.#connected()
+        .ssubscribe(channel)
+        // A failed one is sent again by the next waiter on this resource.
+        .then(() => {
+          entry.subscribed = true;
+        })
+        .finally(() => {
+          entry.subscribing = undefined;
+        });
+    }
+    return shard.subscribing;
+  }
+
+  #connected(): RedisClient {
     if (this.#subscriber === undefined) {
       const subscriber = this.connect();
-      subscriber.on('message', (_channel: string, message: string) => {
+      const deliver = (_channel: string, message: string): void => {
         // Owner tokens are base64url: the first '|' can only be the separator.
         const separator = message.indexOf('|');
         if (separator === -1) this.#wakers.get(message)?.(undefined);
         else this.#wakers.get(message.slice(0, separator))?.(message.slice(separator + 1));
-      });
+      };
+      subscriber.on('message', deliver);
+      subscriber.on('smessage', deliver);
       this.#subscriber = subscriber;
     }
-    await this.#subscriber.subscribe(this.channel);
+    return this.#subscriber;
+  }
+
+  async #subscribe(): Promise<void> {
+    await this.#connected().subscribe(this.channel);
     this.#subscribed = true;
   }
 }

@@ -10,6 +10,7 @@ describe('resourceKeys', () => {
       'fencekit:{orders/42}:queue',
       'fencekit:{orders/42}:waiters',
       'fencekit:{orders/42}:tickets',
+      'fencekit:{orders/42}:epoch',
     ]);
   });
 

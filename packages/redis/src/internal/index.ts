@@ -11,8 +11,25 @@ export {
   type RedisConnection,
 } from '../connection.js';
 export { lastConnectionError, neverConnectedReason, trackConnectionState } from '../connection-state.js';
+export {
+  closeClient,
+  duplicateClient,
+  isClusterInstance,
+  type OpenedClient,
+  openClient,
+  type RedisClient,
+  type RedisClusterConnection,
+  type RedisDeployment,
+  waitForReplicasOf,
+} from '../deployment.js';
 export { classifyFailure, didNotTakeEffect, errorMessage } from '../failures.js';
-export { DEFAULT_KEY_PREFIX, type ResourceKeys, resourceKeys, wakeChannel } from '../keys.js';
+export {
+  DEFAULT_KEY_PREFIX,
+  type ResourceKeys,
+  resourceKeys,
+  resourceWakeChannel,
+  wakeChannel,
+} from '../keys.js';
 export {
   type AttemptReply,
   type AttemptRequest,
