@@ -66,6 +66,8 @@ async function startOnHolder(
       at: number;
       before: Set<string>;
       counts: Map<string, LinkCount>;
+      /** When `counts` were read (cut-holder). */
+      countedAt: number;
     }
   | { error: string }
 > {
@@ -75,6 +77,7 @@ async function startOnHolder(
   let at = 0;
   let before = new Set<string>();
   let counts = new Map<string, LinkCount>();
+  let countedAt = 0;
   const started = await aimedStart(
     context,
     { fault },
@@ -97,10 +100,8 @@ async function startOnHolder(
         pid = found;
         const grant = client.grant;
         const ports = proxyPorts(context.deployment.endpoints);
-        before = processLinks(pid, ports);
-        // The kernel's byte counts before a cut (`ss`, slower than /proc): what the cut probe compares with.
-        if (fault === 'cut-holder')
-          counts = await linkCounts(pid, ports).catch(() => new Map<string, LinkCount>());
+        // The links open at a reset, which its probe must see gone (one filtered /proc read).
+        if (fault === 'reset-holder') before = processLinks(pid, ports);
         at = nowNs();
         const cutting = faults.cutProcess(pid, { reset: fault === 'reset-holder' });
         // reset-holder's client counts its session from its last renewal while it is stopped: on a loaded
@@ -112,6 +113,12 @@ async function startOnHolder(
             : await cutting.then(() => true);
         resume();
         const hit = await cutting;
+        // The kernel's byte counts once the cut holds (`ss`, a process spawn: not while the holder is
+        // stopped): nothing may arrive after them, which is what the cut probe checks.
+        if (fault === 'cut-holder') {
+          counts = await linkCounts(pid, ports).catch(() => new Map<string, LinkCount>());
+          countedAt = nowNs();
+        }
         holder = client;
         return {
           client: client.index,
@@ -131,7 +138,7 @@ async function startOnHolder(
     },
   );
   if (!started.ok || !holder) return { error: started.ok ? 'no holder' : started.error };
-  return { ok: true, holder, pid, at, before, counts };
+  return { ok: true, holder, pid, at, before, counts, countedAt };
 }
 
 /** See LINK_FAULTS: the holder cut off, silently, past its session and until another client is granted. */
@@ -142,13 +149,13 @@ async function cutHolder(context: NemesisContext, waitMs: number): Promise<Fault
   const maxCutMs = 2 * sessionMs + 2_000;
   const started = await startOnHolder(context, 'cut-holder', waitMs);
   if (!('ok' in started)) return { fault: 'cut-holder', target: {}, applied: false, error: started.error };
-  const { holder, pid, at, counts } = started;
+  const { holder, pid, at, counts, countedAt } = started;
   const ports = proxyPorts(context.deployment.endpoints);
   context.progress(`nemesis: cut-holder: client ${holder.index} cut off (session ${sessionMs} ms)`);
   // A keep-alive interval (a third of the session) at least: a client that is only idle gets answers by then.
   const quietMs = Math.max(300, Math.round(sessionMs / 3));
   const shown = pollLinks(
-    async () => silenced(await linkCounts(pid, ports), counts, ms(nowNs() - at), quietMs),
+    async () => silenced(await linkCounts(pid, ports), counts, ms(nowNs() - countedAt), quietMs),
     'started',
     minCutMs,
     startedAt,
