@@ -171,21 +171,28 @@ export type Mutation = 'read-value' | 'cas-result';
 
 /**
  * Changes one completed op's outcome, picked by `rng`: a read's value to another value of the domain,
- * or a cas's result (swapped ↔ failed). Returns a description, or undefined if there was nothing to mutate.
+ * or a cas's result (swapped ↔ failed), in the middle half of the history or its first tenth.
+ * Returns a description, or undefined if there was nothing to mutate.
  */
-export function mutate(ops: GeneratedOp[], kind: Mutation, domain: number, rng: Rng): string | undefined {
+export function mutate(
+  ops: GeneratedOp[],
+  kind: Mutation,
+  domain: number,
+  rng: Rng,
+  where: 'middle' | 'early' = 'middle',
+): string | undefined {
   const candidates = ops
     .map((op, i) => ({ op, i }))
     .filter(({ op }) =>
       kind === 'read-value' ? op.f === 'read' && op.status === 'ok' : op.f === 'cas' && op.status !== 'info',
     );
   if (candidates.length === 0) return undefined;
-  // Mutate in the middle half of the history, where concurrency is highest.
-  const lo = Math.floor(candidates.length / 4);
-  const pick = candidates[lo + rng.int(Math.max(1, candidates.length >> 1))] as {
-    op: GeneratedOp;
-    i: number;
-  };
+  // In the middle half of the history, where concurrency is highest; or early (the first tenth),
+  // before many crashed ops have been called (each may take effect at any later point, so every
+  // crashed write called before an op can explain what it saw).
+  const lo = where === 'early' ? 0 : Math.floor(candidates.length / 4);
+  const span = where === 'early' ? Math.ceil(candidates.length / 10) : candidates.length >> 1;
+  const pick = candidates[lo + rng.int(Math.max(1, span))] as { op: GeneratedOp; i: number };
   const { op, i } = pick;
   if (kind === 'read-value') {
     const old = op.output as number;

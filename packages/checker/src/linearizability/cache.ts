@@ -28,6 +28,8 @@ export class ConfigCache {
   /** First entry of the group (index + 1; 0: none). */
   #gHead: Int32Array;
   #entries = 0;
+  /** Entries unlinked as supersets of a later one (their arena words stay). */
+  #unlinked = 0;
   #entryCapacity: number;
   /** Next entry in the same group (index + 1; 0: none). */
   #eNext: Int32Array;
@@ -59,9 +61,9 @@ export class ConfigCache {
     this.#arena = new Uint32Array(this.#groupCapacity * 4); // small: a check may hold thousands of partitions at once
   }
 
-  /** Configurations recorded (one per group when the partition has no optional ops). */
+  /** Configurations recorded and still in force (one per group when the partition has no optional ops). */
   get size(): number {
-    return this.#optionalWords === 0 ? this.#groups : this.#entries;
+    return this.#optionalWords === 0 ? this.#groups : this.#entries - this.#unlinked;
   }
 
   /** Groups recorded: distinct (completed ops placed, state). */
@@ -119,21 +121,34 @@ export class ConfigCache {
     if (group !== -1) {
       if (this.#optionalWords === 0) return false;
       const arena = this.#arena;
-      // Is some recorded optional set a subset of the current one?
-      for (let e = this.#gHead[group] as number; e !== 0; e = this.#eNext[e - 1] as number) {
-        let at = this.#eOffset[e - 1] as number;
+      // Is some recorded optional set a subset of the current one? Recorded supersets of the current
+      // one are unlinked on the way: the current set prunes all they pruned, so the group's list
+      // stays an antichain and its scans short.
+      let prev = 0;
+      for (let e = this.#gHead[group] as number; e !== 0; ) {
+        const at0 = this.#eOffset[e - 1] as number;
+        const following = this.#eNext[e - 1] as number;
         let subset = true;
+        let superset = this.subsume;
         if (this.subsume) {
-          for (let w = optionalFrom; w < W; w++) {
-            if (((arena[at++] as number) & ~(bits[w] as number)) !== 0) {
-              subset = false;
-              break;
-            }
+          let at = at0;
+          for (let w = optionalFrom; w < W && (subset || superset); w++) {
+            const stored = arena[at++] as number;
+            const current = bits[w] as number;
+            if ((stored & ~current) !== 0) subset = false;
+            if ((current & ~stored) !== 0) superset = false;
           }
         } else {
+          let at = at0;
           for (let w = optionalFrom; w < W && subset; w++) subset = arena[at++] === bits[w];
         }
         if (subset) return false;
+        if (superset) {
+          if (prev === 0) this.#gHead[group] = following;
+          else this.#eNext[prev - 1] = following;
+          this.#unlinked++;
+        } else prev = e;
+        e = following;
       }
       this.#addEntry(group, bits);
       return true;

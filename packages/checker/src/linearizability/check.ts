@@ -392,6 +392,7 @@ function partialWitness(job: Job, model: AnyModel, search: Search): Witness {
 
 function release(job: Job): void {
   job.done = true;
+  if (job.search === undefined && job.relaxed === undefined) return; // released already (or never searched)
   if (job.relaxed !== undefined) job.relaxedSteps += job.relaxed.steps;
   job.result.steps = (job.search?.steps ?? 0) + job.relaxedSteps;
   job.result.cacheEntries = (job.search?.cache.size ?? 0) + (job.relaxed?.cache.size ?? 0);
