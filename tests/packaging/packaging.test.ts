@@ -62,6 +62,10 @@ interface Packed {
 let work: string;
 let consumer: string;
 const packed = new Map<string, Packed>();
+type Outcome = { code: number; out: string };
+/** Checks that only read the tarballs, started as soon as they are installed so they overlap the others. */
+let lintOutcomes: Promise<{ name: string; lint: Outcome; attw: Outcome }[]>;
+let publishOutcomes: Promise<{ name: string; publish: Outcome }[]>;
 
 function run(
   command: string,
@@ -160,6 +164,33 @@ beforeAll(async () => {
     },
   );
   if (install.code !== 0) throw new Error(`npm install of the tarballs failed:\n${install.out}`);
+
+  const bin = (name: string) => join(root, 'node_modules/.bin', name);
+  lintOutcomes = Promise.all(
+    [...packed.values()].map(async (pkg) => ({
+      name: pkg.name,
+      lint: await run(bin('publint'), ['run', '--strict', '--pack', 'false'], {
+        cwd: join(consumer, 'node_modules', pkg.name),
+        timeoutMs: 150_000,
+      }),
+      // node16 profile: node10 resolution predates `exports`; and a require() resolving to ESM is how Node
+      // >= 20.19 (our engines) loads these packages from CommonJS (load.cjs below proves it works).
+      attw: await run(
+        bin('attw'),
+        [pkg.tarball, '--profile', 'node16', '--ignore-rules', 'cjs-resolves-to-esm', '--format', 'ascii'],
+        { cwd: work, timeoutMs: 150_000 },
+      ),
+    })),
+  );
+  publishOutcomes = Promise.all(
+    [...packed.values()].map(async (pkg) => ({
+      name: pkg.name,
+      publish: await run('npm', ['publish', '--dry-run', '--tag', 'packaging-test', pkg.tarball], {
+        cwd: work,
+        timeoutMs: 150_000,
+      }),
+    })),
+  );
 }, 600_000);
 
 afterAll(() => {
@@ -346,49 +377,22 @@ describe('the installed packages', () => {
   });
 
   it('pass publint and arethetypeswrong', async () => {
-    const bin = (name: string) => join(root, 'node_modules/.bin', name);
-    await Promise.all(
-      [...packed.values()].map(async (pkg) => {
-        const lint = await run(bin('publint'), ['run', '--strict', '--pack', 'false'], {
-          cwd: join(consumer, 'node_modules', pkg.name),
-          timeoutMs: 60_000,
-        });
-        expect.soft(lint.code, `publint ${pkg.name}:\n${lint.out}`).toBe(0);
-        // node16 profile: node10 resolution predates `exports`; and a require() resolving to ESM is how Node
-        // >= 20.19 (our engines) loads these packages from CommonJS (load.cjs above proves it works).
-        const attw = await run(
-          bin('attw'),
-          [pkg.tarball, '--profile', 'node16', '--ignore-rules', 'cjs-resolves-to-esm', '--format', 'ascii'],
-          {
-            cwd: work,
-            timeoutMs: 90_000,
-          },
-        );
-        expect.soft(attw.code, `attw ${pkg.name}:\n${attw.out}`).toBe(0);
-      }),
-    );
-  });
+    for (const { name, lint, attw } of await lintOutcomes) {
+      expect.soft(lint.code, `publint ${name}:\n${lint.out}`).toBe(0);
+      expect.soft(attw.code, `attw ${name}:\n${attw.out}`).toBe(0);
+    }
+  }, 180_000);
 
   it('publish cleanly (npm publish --dry-run, no warnings)', async () => {
-    await Promise.all(
-      [...packed.values()].map(async (pkg) => {
-        const { code, out } = await run(
-          'npm',
-          ['publish', '--dry-run', '--tag', 'packaging-test', pkg.tarball],
-          {
-            cwd: work,
-            timeoutMs: 90_000,
-          },
-        );
-        expect.soft(code, `npm publish --dry-run ${pkg.name}:\n${out}`).toBe(0);
-        // Without credentials a dry run always says it would need a login; any other warning is a finding.
-        const warnings = (out.match(/npm warn.*/gi) ?? []).filter(
-          (w) => !/requires you to be logged in/.test(w),
-        );
-        expect.soft(warnings, `npm publish --dry-run ${pkg.name} warnings`).toEqual([]);
-      }),
-    );
-  });
+    for (const { name, publish } of await publishOutcomes) {
+      expect.soft(publish.code, `npm publish --dry-run ${name}:\n${publish.out}`).toBe(0);
+      // Without credentials a dry run always says it would need a login; any other warning is a finding.
+      const warnings = (publish.out.match(/npm warn.*/gi) ?? []).filter(
+        (w) => !/requires you to be logged in/.test(w),
+      );
+      expect.soft(warnings, `npm publish --dry-run ${name} warnings`).toEqual([]);
+    }
+  }, 180_000);
 
   it("run against real servers: the user's own clients, the cluster from its own package, each README example", async () => {
     const examples: string[] = [];

@@ -8,7 +8,7 @@ export default defineProject({
   test: {
     name: 'packaging',
     include: ['packaging.test.ts'],
-    testTimeout: 120_000,
+    testTimeout: 180_000,
     hookTimeout: 300_000,
   },
 });
