@@ -30,6 +30,11 @@ describe('pickWaiter', () => {
     expect(pickWaiter([key('a', 'a', 3)], 1)).toBe(undefined);
   });
 
+  it('takes the second waiter when a third is behind it (the first may be being granted already)', () => {
+    const queue = [key('a', 'a', 3), key('a', 'b', 5), key('a', 'c', 7), key('a', 'd', 9)];
+    expect(pickWaiter(queue)?.victim.key).toBe('ns/locks/a/c');
+  });
+
   it('orders by create revision, not by key name', () => {
     const picked = pickWaiter([key('q', '1', 30), key('q', 'f', 10), key('q', '0', 20)]);
     expect(picked?.victim.key).toBe('ns/locks/q/0');

@@ -8,11 +8,12 @@ import type { ObservedPhase } from './observation.js';
  * `delete-waiter-key`: a waiter's key deleted behind its live session, as etcd 3.4.3's lock lost a
  * waiter's key under Jepsen (the waiter then believed it was granted beside the true head). A separate
  * admin etcd client (not a client process's) watches the run's queues; once a queue holds a head and
- * at least two waiters (one, after half its wait), it deletes the key of the waiter right behind the head (only the key it listed:
- * the delete compares the create revision), leaving that waiter's lease alone. The waiter must notice
- * its key is gone (it re-checks its own key whenever it re-reads its place) and queue again; the waiter
- * that was behind it moves up behind the head. A waiter that does not notice takes the lock when the
- * head releases, together with the one that is rightly next: two holders.
+ * at least two waiters (one, after half its wait), it deletes a waiter's key (`pickWaiter`; only the
+ * key it listed: the delete compares the create revision, and a key gone meanwhile sends it to the next
+ * queue it finds), leaving that waiter's lease alone. The waiter must notice its key is gone (it
+ * re-checks its own key whenever it re-reads its place) and queue again; the waiter that was behind it
+ * moves up. A waiter that does not notice takes the lock when the key ahead of it goes, together with
+ * the one that is rightly next: two holders.
  *
  * The fault is instantaneous (nothing to heal): its start records the deleted key, its revision and
  * lease and the queue as it stood; the probe then reads back, with the same admin client, that the key
@@ -27,9 +28,12 @@ export interface QueuedKey {
 }
 
 /**
- * The victim: in the first queue (by key order) with a head and at least `waiters` waiters, the first
- * waiter. Two by default: the waiter behind the victim is then the one a wrongly woken victim takes the
- * lock beside; with one, it is whoever asks next (the head that released asks again at once).
+ * The victim: in the first queue (by key order) with a head and at least `waiters` waiters, a waiter:
+ * the second one when the queue holds three waiters or more, else the first. Two waiters by default: the
+ * one behind the victim is then the one a wrongly woken victim takes the lock beside; with one, it is
+ * whoever asks next (the head that released asks again at once). The second waiter when there is one
+ * behind it: the first may be being granted already (the head's release under way as the queue was
+ * read), while the second still waits a whole section after the deletion.
  */
 export function pickWaiter(
   keys: readonly QueuedKey[],
@@ -48,6 +52,7 @@ export function pickWaiter(
   }
   for (const name of [...queues.keys()].sort()) {
     const list = queues.get(name)!.sort((a, b) => (a.createRevision < b.createRevision ? -1 : 1));
+    if (list.length >= 4) return { victim: list[2]!, queue: list };
     if (list.length >= 1 + waiters) return { victim: list[1]!, queue: list };
   }
   return undefined;
@@ -98,41 +103,53 @@ export async function deleteWaiterKey(context: NemesisContext, waitMs: number): 
   };
   try {
     let deletedAt = 0;
+    const from = performance.now();
+    const until = from + waitMs;
+    /** A queue worth acting on: two waiters wanted; after half the wait (few clients queued at once), one. */
+    const nextQueue = async () => {
+      while (performance.now() < until && !context.signal.aborted) {
+        const waiters = performance.now() - from < waitMs / 2 ? 2 : 1;
+        const found = pickWaiter(await list().catch(() => []), waiters);
+        if (found) return found;
+        await sleep(POLL_MS, context.signal);
+      }
+      return undefined;
+    };
     const started = await aimedStart(
       context,
       { fault },
-      async () => {
-        const from = performance.now();
-        const until = from + waitMs;
-        while (performance.now() < until && !context.signal.aborted) {
-          // Two waiters wanted; after half the wait (a loaded machine, few clients queued at once), one.
-          const waiters = performance.now() - from < waitMs / 2 ? 2 : 1;
-          const found = pickWaiter(await list().catch(() => []), waiters);
-          if (found) return found;
-          await sleep(POLL_MS, context.signal);
-        }
-        return undefined;
-      },
+      nextQueue,
       `no queue held a head and a waiter within ${waitMs} ms`,
-      async ({ victim, queue }) => {
-        const response = await within(
-          etcd
-            .if(victim.key, 'Create', '==', victim.createRevision.toString())
-            .then(etcd.delete().key(victim.key))
-            .commit(),
-          REQUEST_MS,
-          'delete',
-        );
-        deletedAt = nowNs();
-        if (!response.succeeded) throw new Error(`the waiter key ${victim.key} had already gone`);
-        return {
-          key: victim.key,
-          createRevision: victim.createRevision.toString(),
-          lease: victim.lease,
-          head: queue[0]!.key,
-          queueLength: queue.length,
-          deletedAtRevision: response.header.revision,
-        };
+      async (first) => {
+        // The queue moves on between the listing and the delete (a grant, a waiter giving up): a delete
+        // whose compare fails found the key gone, and the next queue is taken, within the wait.
+        let found: typeof first | undefined = first;
+        for (let tries = 1; found; tries++) {
+          const { victim, queue } = found;
+          const response = await within(
+            etcd
+              .if(victim.key, 'Create', '==', victim.createRevision.toString())
+              .then(etcd.delete().key(victim.key))
+              .commit(),
+            REQUEST_MS,
+            'delete',
+          );
+          if (response.succeeded) {
+            deletedAt = nowNs();
+            return {
+              key: victim.key,
+              createRevision: victim.createRevision.toString(),
+              lease: victim.lease,
+              head: queue[0]!.key,
+              position: queue.indexOf(victim),
+              queueLength: queue.length,
+              deletedAtRevision: response.header.revision,
+              tries,
+            };
+          }
+          found = await nextQueue();
+        }
+        throw new Error(`every waiter key listed had gone before its delete, within ${waitMs} ms`);
       },
     );
     if (!started.ok) return { fault, target: {}, applied: false, error: started.error };
