@@ -26,22 +26,30 @@ export function majorityOf(nodes: readonly string[], random: () => number): stri
   return shuffled.slice(0, Math.floor(nodes.length / 2) + 1).map((s) => s.node);
 }
 
+/** How long before the end of its own validity a stalled holder is let go, to leave and release. */
+export const DRIFT_RELEASE_LEAD_MS = 40;
+/** How long a stalled holder stays stopped after another client's grant was seen. */
+const OTHER_GRANT_MARGIN_MS = 50;
+
 /**
  * `drift-majority`: a majority of the servers' clocks run slightly fast (`DRIFT_MAJORITY_RATE`), and a
- * client granted under it is stopped (SIGSTOP) right after its validity check, while it holds, as
- * `stall-holder` does, until another client is granted (and a short margin) or for two sessions and 2 s
- * at most. A key set on a fast server lives TTL / rate of real time: on the majority a quorum needs, the
- * lock is free `TTL × (1 − 1/rate)` (40 ms at a 5 s TTL) before the holder's TTL, counted from its
- * request's send, has run out. A lease that subtracts a drift allowance larger than that ended before;
- * one that does not is still believed valid when the next waiter (retrying on the servers' PTTL) is
- * granted: the lease check sees the two overlap.
+ * client granted under it is stopped (SIGSTOP) right after its validity check, while it holds, and let
+ * go `DRIFT_RELEASE_LEAD_MS` before the validity it recorded at its grant ends (a critical section that
+ * uses its whole lease, then leaves and releases), or 50 ms after another client is granted. A key set on a fast server lives TTL / rate of real
+ * time: on the majority a quorum needs, the lock is free `TTL × (1 − 1/rate)` (79 ms at a 10 s TTL)
+ * before a validity counted from the request's send has run out. A lease that subtracts a drift
+ * allowance larger than that ended before (102 ms at 10 s for Redlock's 1 % + 2 ms): its holder has
+ * left and released when the next client (polling: see `runSettings`) is granted. One that does not is
+ * still believed valid, its holder still in its section: the lease check, and the resource's mutex
+ * check, see the two overlap.
  *
  * Two faults in the history: the clocks (`drift-majority`, from the first skew to the heal, naming the
  * servers and the rate) and the stopped holder (`stall-holder`, from the stop, naming the client, so the
  * bounds check exempts its ops only from then). The holder must have asked for its grant after the
  * clocks were skewed, so its keys were set on the fast clocks. Each fast server's clock is probed after
  * the skew and after the heal (the cluster's clock probe: a small drift is measured over a window long
- * enough for it to show).
+ * enough for it to show). The stop op records whether another client was granted while the holder was
+ * stopped, and how long before the holder's validity ended.
  */
 export async function driftMajority(
   context: NemesisContext,
@@ -68,40 +76,22 @@ export async function driftMajority(
       fast.map((node) => observePhase(deployment, 'clock-drift', { node }, phase, 10_000, startedAt)),
     );
   const seenStarted = probe('started');
-  const stalls: Stall[] = [];
+  let stall: Stall;
   try {
-    // The first holder is any client granted under the drift: most grants under contention are made by
-    // a release handing the lock to a waiter, on keys set later than the send its validity counts from,
-    // which leaves the drift no window. The client granted while it is stalled was granted by its own
-    // request, on the fast majority's expired keys: its keys were set as it asked, so it is stalled too.
-    const first = await stallHolderUnder(
-      context,
-      (client) => (client.grant?.askedAt ?? 0) > skewedAt,
-      waitMs,
-    );
-    stalls.push(first);
-    const next = first.other;
-    if (next !== undefined) {
-      const second = await stallHolderUnder(context, (client) => client.index === next, 2_000, first);
-      stalls.push(second);
-    }
+    stall = await stallToValidityEnd(context, (client) => (client.grant?.askedAt ?? 0) > skewedAt, waitMs);
   } finally {
-    // Never left stopped: the last holder stalled waits for this (resume is idempotent).
-    for (const stall of stalls) await stall.resume?.();
     await nemesisOp(context, 'stop', { fault: 'drift-majority', nodes: fast }, () => faults.heal());
   }
   const observed = { started: combined(await seenStarted), healed: combined(await probe('healed')) };
-  const last = stalls.findLast((s) => s.client !== undefined);
-  const target = { ...(last ? { client: last.client as number } : {}), node: fast[0] as string };
-  const error = stalls.find((s) => s.error !== undefined)?.error;
+  const target = { ...(stall.client === undefined ? {} : { client: stall.client }), node: fast[0] as string };
   return {
     fault: 'drift-majority',
     target,
-    // Applied: the clocks ran fast. The holders' stalls are evidence; without them the pass tested
-    // nothing more than a drift the quorum absorbs (the error says why).
+    // Applied: the clocks ran fast. The holder's stall is evidence; without it the pass tested nothing
+    // more than a drift the quorum absorbs (the error says why).
     applied: true,
-    evidence: { nodes: fast, rate, stalls: stalls.map((s) => s.summary) },
-    ...(error ? { error } : {}),
+    evidence: { nodes: fast, rate, ...stall.summary },
+    ...(stall.error ? { error: stall.error } : {}),
     ...(observed.started ? { observed: observed as { started: ObservedPhase; healed?: ObservedPhase } } : {}),
   };
 }
@@ -117,109 +107,83 @@ function combined(phases: readonly (ObservedPhase | undefined)[]): ObservedPhase
   };
 }
 
-/** One holder stalled under the drift, and who was granted meanwhile. */
+/** One holder stalled under the drift. */
 interface Stall {
   summary: Record<string, unknown>;
   client?: number;
-  /** The client granted while this holder was stopped (granted by its own request). */
-  other?: number;
   error?: string;
-  /** Resumes the holder and records its stop (once the next one is stopped, so the two stalls overlap). */
-  resume?: () => Promise<void>;
 }
 
 /**
- * The stall-holder part of `drift-majority`: the next client `accept` takes, stopped at its window (right
- * after its validity check), held at least a session and a margin and until another client is granted.
- * `previous` (a holder still stopped) is resumed once this one is stopped.
+ * The stall part of `drift-majority`: the next client `accept` takes, stopped at its window (right after
+ * its validity check), let go `DRIFT_RELEASE_LEAD_MS` before its recorded validity ends (a session and a
+ * margin when it recorded none; two sessions and 2 s at most), or 50 ms after another client is granted.
  */
-async function stallHolderUnder(
+async function stallToValidityEnd(
   context: NemesisContext,
   accept: (client: ClientHandle) => boolean,
   waitMs: number,
-  previous?: Stall,
 ): Promise<Stall> {
   const { sessionMs } = context;
-  const marginMs = Math.min(200, Math.max(50, Math.round(context.ttlMs / 4)));
-  const minStallMs = sessionMs + marginMs;
   const maxStallMs = 2 * sessionMs + 2_000;
   let holder: ClientHandle | undefined;
   let stoppedAt = 0;
-  let started: Awaited<ReturnType<typeof aimedStart<ClientHandle, Record<string, unknown>>>>;
-  try {
-    started = await aimedStart(
-      context,
-      { fault: 'stall-holder', sessionMs, under: 'drift-majority' },
-      () => context.nextWindow(waitMs, context.signal, { pause: true, accept }),
-      `no client granted under the drift reached its validity check within ${waitMs} ms`,
-      async (client) => {
-        holder = client;
-        stoppedAt = nowNs();
-        const grant = client.grant;
-        return {
-          client: client.index,
-          process: client.process,
-          validLeftMs: grant?.validUntil === undefined ? null : ms(grant.validUntil - stoppedAt),
-        };
-      },
-    );
-  } finally {
-    await previous?.resume?.();
-  }
-  if (!started.ok || !holder) {
-    return { summary: {}, error: started.ok ? 'no holder' : started.error };
-  }
+  const started = await aimedStart(
+    context,
+    { fault: 'stall-holder', sessionMs, under: 'drift-majority' },
+    () => context.nextWindow(waitMs, context.signal, { pause: true, accept }),
+    `no client granted under the drift reached its validity check within ${waitMs} ms`,
+    async (client) => {
+      holder = client;
+      stoppedAt = nowNs();
+      const grant = client.grant;
+      return {
+        client: client.index,
+        process: client.process,
+        validLeftMs: grant?.validUntil === undefined ? null : ms(grant.validUntil - stoppedAt),
+      };
+    },
+  );
+  if (!started.ok || !holder) return { summary: {}, error: started.ok ? 'no holder' : started.error };
   const stalled = holder;
+  const validUntil = stalled.grant?.validUntil;
+  const holdMs =
+    validUntil === undefined
+      ? sessionMs + 200
+      : Math.min(maxStallMs, Math.max(0, ms(validUntil - nowNs()) - DRIFT_RELEASE_LEAD_MS));
   let other: { event: UnindexedEvent; client: ClientHandle } | undefined;
-  let resumed = false;
-  let evidence: Record<string, unknown> = {};
-  const resume = async () => {
-    if (resumed) return;
-    resumed = true;
-    stalled.resume();
-    const value = {
-      fault: 'stall-holder',
-      client: stalled.index,
-      ...evidence,
-      stalledMs: ms(nowNs() - stoppedAt),
-    };
-    await nemesisOp(context, 'stop', value, async () => undefined);
-  };
   try {
-    const next = context.nextEvent(
+    // Let go at whichever comes first: the end of the hold, or another client's grant (and a short
+    // margin, so the overlap, if the holder still believes, shows in its readings as it resumes).
+    other = await context.nextEvent(
       (event, client) =>
         client.index !== stalled.index &&
         event.type === 'ok' &&
         GRANTS.has(event.f) &&
         event.time > stoppedAt,
-      maxStallMs,
+      holdMs,
       context.signal,
     );
-    await sleep(minStallMs, context.signal);
-    other = await next;
-    if (other) await sleep(marginMs, context.signal);
-  } catch (error) {
-    await resume();
-    throw error;
+    if (other) await sleep(OTHER_GRANT_MARGIN_MS, context.signal);
+  } finally {
+    stalled.resume();
   }
-  const grant = stalled.grant;
   const summary = {
     holder: stalled.index,
     validLeftMs: started.result.validLeftMs,
+    stalledMs: ms(nowNs() - stoppedAt),
     otherClient: other?.client.index ?? null,
-    // The other grant against the holder's own validity: positive = granted while the holder believed.
+    // Another grant while the holder was stopped, against the holder's own validity: positive = granted
+    // while the holder still believed it held.
     otherGrantedBeforeHolderValidityEndMs:
-      other && grant?.validUntil !== undefined ? ms(grant.validUntil - other.event.time) : null,
+      other && validUntil !== undefined ? ms(validUntil - other.event.time) : null,
     cutShort: context.signal.aborted,
   };
-  evidence = summary;
-  // Resumed now unless a next holder is to be stopped first (the caller resumes it then, or at the end).
-  const stall: Stall = {
-    summary,
-    client: stalled.index,
-    ...(other && !context.signal.aborted ? { other: other.client.index } : {}),
-    resume,
-  };
-  if (stall.other === undefined) await resume();
-  return stall;
+  await nemesisOp(
+    context,
+    'stop',
+    { fault: 'stall-holder', client: stalled.index, ...summary },
+    async () => undefined,
+  );
+  return { summary, client: stalled.index };
 }
