@@ -123,8 +123,11 @@ export class EtcdLease extends ManagedLease<bigint> {
         detach();
         grant.onEnd();
         // Checked in first: a per-grant session is revoked there (its keys go with it), so only a
-        // shared session still alive here can keep the key, and only a withdrawal removes it.
-        if (!this.#keyGone && session.alive && !context.closing.aborted) {
+        // shared session that has not ended can keep the key, and only a withdrawal removes it. Not
+        // ended, rather than alive by the clock: a lease can end past its session's validity before
+        // the session's expiry timer has run (a stalled event loop), and a keep-alive answered then
+        // renews the session and its keys; the withdrawal stops by itself if the session ends instead.
+        if (!this.#keyGone && !session.signal.aborted && !context.closing.aborted) {
           void context.track(
             withdrawInBackground(() => this.#leave(false).then(() => undefined), session, context.closing),
           );
