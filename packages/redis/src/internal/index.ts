@@ -5,6 +5,7 @@ export {
   closeConnection,
   DEFAULT_COMMAND_TIMEOUT_MS,
   duplicateConnection,
+  isRedisInstance,
   type OpenedConnection,
   openConnection,
   QUIT_TIMEOUT_MS,
