@@ -7,7 +7,8 @@
  * A fencing token: strictly increasing per resource across all holders, so a protected resource can
  * refuse any write carrying a token lower than one it has already accepted. Backends that cannot
  * promise this (Redlock) use `undefined` as their fence type, so the compiler stops code that needs
- * fences from using them.
+ * fences from using them. A backend may compose a fence of several parts as long as comparing fences
+ * as numbers is their order: @fencekit/redis's epoch fences are epoch × 10^12 + counter.
  */
 export type Fence = bigint;
 
