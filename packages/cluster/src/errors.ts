@@ -9,7 +9,6 @@ export type ClusterErrorCode =
   | 'unknown-node'
   | 'proxy-required'
   | 'not-running'
-  | 'unsupported-topology'
   | 'closed';
 
 export abstract class ClusterError extends Error {
@@ -77,18 +76,6 @@ export class ProxyRequiredError extends ClusterError {
   readonly code = 'proxy-required';
   constructor(readonly fault: string) {
     super(`Fault "${fault}" acts on the client proxy: start the cluster with { proxy: true }`);
-  }
-}
-
-/** This provider cannot run this topology (yet); `reason` says why and what to use instead. */
-export class UnsupportedTopologyError extends ClusterError {
-  readonly code = 'unsupported-topology';
-  constructor(
-    readonly topology: string,
-    readonly provider: string,
-    readonly reason: string,
-  ) {
-    super(`Topology "${topology}" is not supported by the ${provider} provider: ${reason}`);
   }
 }
 

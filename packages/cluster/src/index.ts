@@ -10,7 +10,6 @@ export {
   ProxyRequiredError,
   UnknownNodeError,
   UnsupportedFaultError,
-  UnsupportedTopologyError,
 } from './errors.js';
 export type { EffectQuery, ObservableFault, Observation } from './faults/effects.js';
 export type { PromotionFaultName, PromotionQuery } from './faults/promotion.js';

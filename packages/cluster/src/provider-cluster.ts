@@ -94,7 +94,7 @@ export abstract class ProviderCluster<N extends ClusterNode> implements Cluster 
     const map: Record<string, { host: string; port: number }> = {};
     for (const m of this.replication.members) {
       const [host, port] = this.node(m.id).endpoint.split(':') as [string, string];
-      map[`127.0.0.1:${m.announcedPort}`] = { host, port: Number(port) };
+      map[m.announced] = { host, port: Number(port) };
     }
     return map;
   }

@@ -1,5 +1,6 @@
 import { sleep } from '@fencekit/core';
-import { CLUSTER_NODE_TIMEOUT_MS, SENTINEL_MASTER_NAME } from './local/redis-replicated.js';
+import type { LocalRecipe, NodeLayout } from './local/recipe.js';
+import { announcedPort, CLUSTER_NODE_TIMEOUT_MS, SENTINEL_MASTER_NAME } from './local/redis-replicated.js';
 import { redisCall, redisCommand, redisInfo } from './resp.js';
 import { poll } from './wait.js';
 
@@ -9,8 +10,13 @@ export interface RedisMember {
   readonly host: string;
   /** Its own client port (never through a proxy). */
   readonly port: number;
-  /** The port its peers know it by (its peer proxy): what INFO replication, Sentinel and CLUSTER NODES name. */
-  readonly announcedPort: number;
+  /**
+   * 'host:port' its peers know it by (local: its peer proxy; docker: its container address): what INFO
+   * replication, Sentinel and CLUSTER NODES name.
+   */
+  readonly announced: string;
+  /** Redis Cluster: its announced bus port (what CLUSTER MEET is given). */
+  readonly announcedBusPort?: number;
 }
 
 /** A Sentinel, reached at its own port. */
@@ -81,7 +87,6 @@ export abstract class RedisReplication {
 
   /** Each member's own view of its role. */
   async roles(): Promise<RoleView[]> {
-    const byPort = new Map(this.members.map((m) => [m.announcedPort, m.id]));
     return Promise.all(
       this.members.map(async (m): Promise<RoleView> => {
         try {
@@ -90,7 +95,8 @@ export abstract class RedisReplication {
           if (role === 'master') {
             return { id: m.id, role, connectedReplicas: Number(info.get('connected_slaves') ?? 0) };
           }
-          const primary = byPort.get(Number(info.get('master_port'))) ?? `port ${info.get('master_port')}`;
+          const address = `${info.get('master_host')}:${info.get('master_port')}`;
+          const primary = this.memberByAddress(address) ?? address;
           return { id: m.id, role: 'slave', primary, linkUp: info.get('master_link_status') === 'up' };
         } catch (error) {
           return { id: m.id, role: undefined, error: (error as Error).message };
@@ -105,8 +111,8 @@ export abstract class RedisReplication {
     return found;
   }
 
-  memberByPort(port: number): string | undefined {
-    return this.members.find((m) => m.announcedPort === port)?.id;
+  memberByAddress(address: string): string | undefined {
+    return this.members.find((m) => m.announced === address)?.id;
   }
 }
 
@@ -141,6 +147,27 @@ export class SentinelReplication extends RedisReplication {
     super(members);
   }
 
+  /**
+   * Sentinel's internal periods, shortened for tests (`SENTINEL DEBUG`, runtime only): INFO of the primary and
+   * replicas every second (default 10 s: replicas were found 10 s after start), hello messages every second
+   * (default 2 s; a primary that comes back is demoted after 4 of these, 4 s instead of 8 s), and TILT — the
+   * 30 s pause a Sentinel takes when its timer ran 2 s late, which a loaded machine triggers — over in 5 s.
+   */
+  override async assemble(signal: AbortSignal): Promise<void> {
+    const settings = ['info-period', '1000', 'publish-period', '1000', 'tilt-period', '5000'];
+    await Promise.all(
+      this.sentinels.map((s) =>
+        poll(
+          async () => {
+            await redisCommand(s.host, s.port, ['SENTINEL', 'DEBUG', ...settings], PROBE_MS);
+            return true;
+          },
+          { what: `Sentinel ${s.id} to take its settings`, timeoutMs: 30_000, intervalMs: 200, signal },
+        ),
+      ),
+    );
+  }
+
   /** Each Sentinel's answer to get-master-addr-by-name, as a member id (undefined: no answer). */
   async sentinelViews(): Promise<Array<string | undefined>> {
     return Promise.all(
@@ -151,7 +178,7 @@ export class SentinelReplication extends RedisReplication {
           ['SENTINEL', 'GET-MASTER-ADDR-BY-NAME', this.masterName],
           PROBE_MS,
         ).catch(() => undefined);
-        return Array.isArray(reply) ? this.memberByPort(Number(reply[1])) : undefined;
+        return Array.isArray(reply) ? this.memberByAddress(`${reply[0]}:${reply[1]}`) : undefined;
       }),
     );
   }
@@ -235,13 +262,13 @@ interface ClusterNodeLine {
 
 const SLOTS = 16_384;
 
-function parseClusterNodes(text: string, memberByPort: (port: number) => string | undefined) {
+function parseClusterNodes(text: string, memberByAddress: (address: string) => string | undefined) {
   return text
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line): ClusterNodeLine => {
       const [nodeId, address, flags, primary, , , , link, ...slots] = line.trim().split(' ');
-      const port = Number(/:(\d+)@/.exec(address ?? '')?.[1]);
+      const announced = /^([^@,]+)@/.exec(address ?? '')?.[1] ?? '';
       let count = 0;
       for (const range of slots) {
         if (range.startsWith('[')) continue; // a slot being migrated
@@ -250,7 +277,7 @@ function parseClusterNodes(text: string, memberByPort: (port: number) => string 
       }
       return {
         nodeId: nodeId!,
-        member: memberByPort(port),
+        member: memberByAddress(announced),
         flags: (flags ?? '').split(','),
         primaryNodeId: primary === '-' ? undefined : primary,
         slots: count,
@@ -275,7 +302,9 @@ export class ClusterReplication extends RedisReplication {
     return Promise.all(
       this.members.map(async (m) => {
         const reply = await redisCall(m.host, m.port, ['CLUSTER', 'NODES'], PROBE_MS).catch(() => undefined);
-        return typeof reply === 'string' ? parseClusterNodes(reply, (p) => this.memberByPort(p)) : undefined;
+        return typeof reply === 'string'
+          ? parseClusterNodes(reply, (a) => this.memberByAddress(a))
+          : undefined;
       }),
     );
   }
@@ -321,13 +350,8 @@ export class ClusterReplication extends RedisReplication {
     // The first node meets every other one at its announced (proxied) client and bus ports.
     const first = this.members[0]!;
     for (const m of this.members.slice(1)) {
-      await redisCommand(first.host, first.port, [
-        'CLUSTER',
-        'MEET',
-        '127.0.0.1',
-        String(m.announcedPort),
-        String(this.busPorts.get(m.id)),
-      ]);
+      const [host, port] = m.announced.split(':') as [string, string];
+      await redisCommand(first.host, first.port, ['CLUSTER', 'MEET', host, port, String(m.announcedBusPort)]);
     }
     const ids = new Map<string, string>();
     for (const m of this.members) {
@@ -347,9 +371,6 @@ export class ClusterReplication extends RedisReplication {
       ),
     );
   }
-
-  /** Bus ports the members announce (set by the cluster that started them, for CLUSTER MEET). */
-  busPorts = new Map<string, number>();
 
   async whole(): Promise<Whole> {
     const [views, roles, states] = await Promise.all([
@@ -424,3 +445,31 @@ export class ClusterReplication extends RedisReplication {
 
 /** How long a failover may take before the faults give up waiting for it: detection, election, promotion. */
 export const FAILOVER_BOUND_MS = Math.max(20_000, CLUSTER_NODE_TIMEOUT_MS * 10);
+
+/** Where the probes reach a node's Redis and its Sentinel (their own ports, or the ports mapped to them). */
+export interface Reach {
+  node(layout: NodeLayout): { host: string; port: number };
+  sentinel(layout: NodeLayout): { host: string; port: number };
+}
+
+/** Replicated Redis (by its recipe): the members as probes reach them and as their peers know them. */
+export function replicationFor(
+  recipe: LocalRecipe,
+  layouts: readonly NodeLayout[],
+  reach: Reach,
+): RedisReplication | undefined {
+  const members = layouts.map((l) => ({
+    id: l.id,
+    ...reach.node(l),
+    announced: `${l.advertisedHost}:${announcedPort(l)}`,
+    announcedBusPort: l.advertisedPeerPorts[1],
+  }));
+  if (recipe.replication === 'sentinel') {
+    return new SentinelReplication(
+      members,
+      layouts.map((l) => ({ id: l.id, ...reach.sentinel(l) })),
+    );
+  }
+  if (recipe.replication === 'cluster') return new ClusterReplication(members);
+  return undefined;
+}

@@ -1,4 +1,4 @@
-import { ClusterStartError, UnsupportedTopologyError } from './errors.js';
+import { ClusterStartError } from './errors.js';
 import { LocalCluster } from './local/cluster.js';
 import { resolveOptions } from './options.js';
 import type { Cluster, ClusterOptions } from './types.js';
@@ -11,13 +11,6 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const resolved = resolveOptions(options);
   resolved.signal?.throwIfAborted();
   if (resolved.provider === 'docker') {
-    if (resolved.topology === 'redis-sentinel' || resolved.topology === 'redis-cluster') {
-      throw new UnsupportedTopologyError(
-        resolved.topology,
-        'docker',
-        "not built yet: its Sentinels / cluster bus need announce addresses and iptables cuts per container that the docker provider does not set up; use provider 'local'",
-      );
-    }
     // Loaded on demand: the local provider must work where testcontainers' dependencies are never touched.
     const { DockerCluster } = await import('./docker/cluster.js');
     return DockerCluster.start(resolved);

@@ -10,6 +10,7 @@ import { clockShimPath } from '../native.js';
 import type { ResolvedOptions } from '../options.js';
 import { ProviderCluster } from '../provider-cluster.js';
 import type { FaultProxy } from '../proxy/proxy.js';
+import { replicationFor } from '../replication.js';
 import type { Topology } from '../types.js';
 import {
   configureTestcontainers,
@@ -32,6 +33,18 @@ const PORTS: Readonly<Record<LocalRecipe['server'], { client: number; peers: num
   etcd: { client: 2379, peers: [2380] },
   zookeeper: { client: 2181, peers: [2888, 3888] },
 };
+
+/**
+ * Replicated Redis: peers call the client port (replication, Sentinels), then the Sentinel's port (mapped to the
+ * host too, for clients) or the cluster bus. No proxies: iptables cuts them between containers.
+ */
+function portsOf(recipe: LocalRecipe): { client: number; peers: number[]; exposed: number[] } {
+  if (recipe.replication === 'sentinel')
+    return { client: 6379, peers: [6379, 26379], exposed: [6379, 26379] };
+  if (recipe.replication === 'cluster') return { client: 6379, peers: [6379, 16379], exposed: [6379] };
+  const ports = PORTS[recipe.server];
+  return { ...ports, exposed: [ports.client] };
+}
 
 /** Testcontainers' GenericContainer with an init as PID 1, which reaps the servers we kill and restart. */
 class ServerContainer extends GenericContainer {
@@ -100,7 +113,7 @@ export class DockerCluster extends ProviderCluster<DockerNode> {
         [network.id],
       ),
     );
-    const ports = PORTS[recipe.server];
+    const ports = portsOf(recipe);
     const shim = recipe.clockShim && options.clockShim ? clockShimPath() : undefined;
     try {
       const ids = memberIds(options.nodes);
@@ -109,7 +122,7 @@ export class DockerCluster extends ProviderCluster<DockerNode> {
         ids.map(async (id) => {
           let container = new ServerContainer(image)
             .withNetworkMode(clusterId)
-            .withExposedPorts(ports.client)
+            .withExposedPorts(...ports.exposed)
             .withLabels({ ...labels, 'fencekit.node': id })
             .withAddedCapabilities('NET_ADMIN')
             .withWaitStrategy(Wait.forAll([]))
@@ -149,9 +162,18 @@ export class DockerCluster extends ProviderCluster<DockerNode> {
         const addresses = container.getNetworkNames().map((name) => container.getIpAddress(name));
         const shell = new ContainerShell(container, nsenterPid(container.getId()));
         const spec = recipe.launch(layout, layouts, token);
-        nodes.push(
-          new DockerNode(layout, container, shell, addresses, mapped, spec, shim !== undefined, endpoint),
+        const node = new DockerNode(
+          layout,
+          container,
+          shell,
+          addresses,
+          mapped,
+          spec,
+          shim !== undefined,
+          endpoint,
         );
+        node.companionSpec = recipe.companion?.(layout, layouts);
+        nodes.push(node);
       }
       const cluster = new DockerCluster(
         options.topology,
@@ -161,6 +183,10 @@ export class DockerCluster extends ProviderCluster<DockerNode> {
         { id: network.id, remove: () => client.network.remove(network) },
         shim !== undefined,
       );
+      cluster.replication = replicationFor(recipe, layouts, {
+        node: (l) => ({ host: '127.0.0.1', port: started[l.index - 1]!.getMappedPort(ports.client) }),
+        sentinel: (l) => ({ host: '127.0.0.1', port: started[l.index - 1]!.getMappedPort(l.peerPorts[1]!) }),
+      });
       untrackCleanup(cleanupOwner);
       trackCleanup(cluster, () =>
         removeNow(
@@ -171,6 +197,7 @@ export class DockerCluster extends ProviderCluster<DockerNode> {
       await cluster.boot(options, async () => {
         await Promise.all(nodes.map((n) => n.writeFiles()));
         await Promise.all(nodes.map((n) => n.startServer()));
+        await Promise.all(nodes.map((n) => n.startCompanion()));
       });
       return cluster;
     } catch (error) {

@@ -12,6 +12,9 @@ const ALIVE = `[ -e "/proc/$p" ] && ! grep -q '^State:.*Z' "/proc/$p/status" 2>/
 
 /** One cluster member: a container that stays up while its server process is killed and started inside it. */
 export class DockerNode implements ClusterNode {
+  /** A second process started with the server (its Sentinel); faults act on the server only. */
+  companionSpec: (LaunchSpec & { readonly name: string }) | undefined;
+
   constructor(
     readonly layout: NodeLayout,
     readonly container: StartedTestContainer,
@@ -44,7 +47,7 @@ export class DockerNode implements ClusterNode {
 
   /** Writes the launch files (first start only). */
   async writeFiles(): Promise<void> {
-    const files = Object.entries(this.launchSpec.files ?? {});
+    const files = Object.entries({ ...this.launchSpec.files, ...this.companionSpec?.files });
     const script = files
       .map(([name, content]) => {
         const path = `${DATA_DIR}/${name}`;
@@ -66,6 +69,16 @@ export class DockerNode implements ClusterNode {
     const command = [this.launchSpec.command, ...this.launchSpec.args].map(shellQuote).join(' ');
     await this.shell.check(
       `cd ${DATA_DIR} && env ${assignments.join(' ')} ${command} >> ${DATA_DIR}/server.log 2>&1 < /dev/null & echo $! > ${PID_FILE}`,
+    );
+  }
+
+  /** Starts the companion (Sentinel), if any, in the background with its own log; it lives as long as the container. */
+  async startCompanion(): Promise<void> {
+    const spec = this.companionSpec;
+    if (!spec) return;
+    const command = [spec.command, ...spec.args].map(shellQuote).join(' ');
+    await this.shell.check(
+      `cd ${DATA_DIR} && ${command} >> ${DATA_DIR}/${spec.name}.log 2>&1 < /dev/null & echo $! > ${DATA_DIR}/${spec.name}.pid`,
     );
   }
 

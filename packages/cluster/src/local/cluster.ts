@@ -6,7 +6,7 @@ import { clockShimPath, writeClockSkew } from '../native.js';
 import type { ResolvedOptions } from '../options.js';
 import { freePorts } from '../ports.js';
 import { ProviderCluster, ServerExitedError } from '../provider-cluster.js';
-import { ClusterReplication, type RedisReplication, SentinelReplication } from '../replication.js';
+import { replicationFor } from '../replication.js';
 import type { Topology } from '../types.js';
 import { baseDir, sweepStaleDirs } from './dirs.js';
 import { localFaultPrimitives } from './faults.js';
@@ -16,7 +16,6 @@ import { ServerProcess } from './process.js';
 import { trackDir, untrackDir } from './reaper.js';
 import type { LaunchSpec, LocalRecipe, NodeLayout } from './recipe.js';
 import { RECIPES } from './recipes.js';
-import { announcedPort } from './redis-replicated.js';
 
 /** The skew file the clock shim reads, in each node's dir. */
 export const CLOCK_FILE = 'clock';
@@ -32,28 +31,6 @@ function companionProcess(layout: NodeLayout, spec: LaunchSpec & { readonly name
     cwd: layout.dir,
     logFile: join(layout.dir, `${spec.name}.log`),
   });
-}
-
-/** Replicated Redis: the members as probes reach them and as their peers know them (their peer proxies). */
-function replicationOf(recipe: LocalRecipe, layouts: readonly NodeLayout[]): RedisReplication | undefined {
-  const members = layouts.map((l) => ({
-    id: l.id,
-    host: '127.0.0.1',
-    port: l.clientPort,
-    announcedPort: announcedPort(l),
-  }));
-  if (recipe.replication === 'sentinel') {
-    return new SentinelReplication(
-      members,
-      layouts.map((l) => ({ id: l.id, host: '127.0.0.1', port: l.peerPorts[1]! })),
-    );
-  }
-  if (recipe.replication === 'cluster') {
-    const replication = new ClusterReplication(members);
-    for (const l of layouts) replication.busPorts.set(l.id, l.advertisedPeerPorts[1]!);
-    return replication;
-  }
-  return undefined;
 }
 
 /** Servers as processes on loopback, each in its own dir, reaching each other through the network's peer proxies. */
@@ -160,7 +137,10 @@ export class LocalCluster extends ProviderCluster<LocalNode> {
       return new LocalNode(layout, proc, shim ? join(layout.dir, CLOCK_FILE) : undefined, companions);
     });
     const cluster = new LocalCluster(options.topology, recipe, rootDir, nodes, network);
-    cluster.replication = replicationOf(recipe, layouts);
+    cluster.replication = replicationFor(recipe, layouts, {
+      node: (l) => ({ host: '127.0.0.1', port: l.clientPort }),
+      sentinel: (l) => ({ host: '127.0.0.1', port: l.peerPorts[1]! }),
+    });
     // All members at once: etcd and ZooKeeper members wait for a quorum before they serve.
     await cluster.boot(options, async () => {
       for (const node of nodes) node.process.start();

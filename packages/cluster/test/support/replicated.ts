@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { type Cluster, type ClusterNode, startCluster } from '@fencekit/cluster';
+import { type Cluster, type ClusterNode, type ProviderName, startCluster } from '@fencekit/cluster';
 import { Redis, Cluster as RedisCluster } from 'ioredis';
 import { expect } from 'vitest';
 import { alive, footprint, leftovers } from './leftovers.js';
@@ -72,6 +73,24 @@ export async function eventuallyReads(node: ClusterNode, key: string, value: str
   });
 }
 
+/** The local provider's Sentinel logs (their last lines), for a failure message; empty on docker. */
+export function sentinelLogs(cluster: Cluster, lines = 25): string {
+  const internals = cluster as unknown as {
+    members: ReadonlyArray<{ id: string; layout?: { dir: string } }>;
+  };
+  return internals.members
+    .map((m) => {
+      if (!m.layout) return '';
+      try {
+        const text = readFileSync(`${m.layout.dir}/sentinel.log`, 'utf8');
+        return `--- ${m.id} sentinel.log\n${text.split('\n').slice(-lines).join('\n')}`;
+      } catch {
+        return '';
+      }
+    })
+    .join('\n');
+}
+
 /** The pids of every process a local cluster started: servers and their Sentinels. */
 export function allPids(cluster: Cluster): number[] {
   const internals = cluster as unknown as {
@@ -82,8 +101,11 @@ export function allPids(cluster: Cluster): number[] {
 }
 
 /** Starts a cluster shared by a file's tests; `closeAndCheck` closes it (twice) and asserts nothing is left. */
-export async function startReplicated(topology: 'redis-sentinel' | 'redis-cluster'): Promise<Cluster> {
-  return startCluster({ topology, startTimeoutMs: 60_000 });
+export async function startReplicated(
+  topology: 'redis-sentinel' | 'redis-cluster',
+  provider: ProviderName,
+): Promise<Cluster> {
+  return startCluster({ topology, provider, startTimeoutMs: 90_000 });
 }
 
 /** Whether anything still accepts connections on 127.0.0.1:port. */
