@@ -288,3 +288,25 @@ export async function observeLocalServer(
   const seen = await pollPhase(look, query.phase, timeoutMs, started, 50);
   return { seen: seen.seen, detail: seen.detail, afterMs: seen.atMs };
 }
+
+/**
+ * Several probes of one fault in one phase (each server it acted on, or its parts: the links slowed and the
+ * client stopped): seen only when every one saw it; stamped when the last of them did (or gave up). Parts with
+ * no reading (undefined) count as unseen, so a fault that skipped one of its probes cannot pass for observed.
+ */
+export function allSeen(
+  phases: readonly (ObservedPhase | undefined)[],
+  labels: readonly string[] = [],
+): ObservedPhase | undefined {
+  if (phases.length === 0) return undefined;
+  const known = phases.filter((p): p is ObservedPhase => p !== undefined);
+  const detail = phases.map((p, i) => {
+    const label = labels[i] ? `${labels[i]}: ` : '';
+    return `${label}${p ? p.detail : 'not probed'}`;
+  });
+  return {
+    seen: known.length === phases.length && known.every((p) => p.seen),
+    detail: detail.join('; '),
+    atMs: known.length === 0 ? 0 : Math.max(...known.map((p) => p.atMs)),
+  };
+}

@@ -1,6 +1,7 @@
 import { nowNs } from '../history/clock.js';
 import type { UnindexedEvent } from '../history/event.js';
 import { sleep } from '../workloads/util.js';
+import { allSeen, observeClientStop } from './client-probes.js';
 import {
   aimedStart,
   type ClientHandle,
@@ -82,7 +83,14 @@ export async function driftMajority(
   } finally {
     await nemesisOp(context, 'stop', { fault: 'drift-majority', nodes: fast }, () => faults.heal());
   }
-  const observed = { started: combined(await seenStarted), healed: combined(await probe('healed')) };
+  const clocks = { started: combined(await seenStarted), healed: combined(await probe('healed')) };
+  // The stalled holder is part of the fault (#20): /proc shows it stopped, and running after.
+  const observed = stall.stop
+    ? {
+        started: allSeen([clocks.started, stall.stop.started], ['clocks', `client ${stall.client}`]),
+        healed: allSeen([clocks.healed, stall.stop.healed], ['clocks', `client ${stall.client}`]),
+      }
+    : clocks;
   const target = { ...(stall.client === undefined ? {} : { client: stall.client }), node: fast[0] as string };
   return {
     fault: 'drift-majority',
@@ -112,6 +120,8 @@ interface Stall {
   summary: Record<string, unknown>;
   client?: number;
   error?: string;
+  /** What /proc showed of the holder: stopped during the stall, running after it. */
+  stop?: { started: ObservedPhase; healed: ObservedPhase };
 }
 
 /**
@@ -151,6 +161,7 @@ async function stallToValidityEnd(
     validUntil === undefined
       ? sessionMs + 200
       : Math.min(maxStallMs, Math.max(0, ms(validUntil - nowNs()) - DRIFT_RELEASE_LEAD_MS));
+  const stopped = observeClientStop(stalled.pid, 'started', Math.max(500, holdMs), context.startedAt);
   let other: { event: UnindexedEvent; client: ClientHandle } | undefined;
   try {
     // Let go at whichever comes first: the end of the hold, or another client's grant (and a short
@@ -168,6 +179,7 @@ async function stallToValidityEnd(
   } finally {
     stalled.resume();
   }
+  const running = observeClientStop(stalled.pid, 'healed', 2_000, context.startedAt);
   const summary = {
     holder: stalled.index,
     validLeftMs: started.result.validLeftMs,
@@ -185,5 +197,6 @@ async function stallToValidityEnd(
     { fault: 'stall-holder', client: stalled.index, ...summary },
     async () => undefined,
   );
-  return { summary, client: stalled.index };
+  const stop = { started: await stopped, healed: await running };
+  return { summary, client: stalled.index, stop };
 }

@@ -1,6 +1,7 @@
 import type { EffectQuery, ObservableFault, Observation } from '@fencekit/cluster';
 import type { Deployment } from '../backends/types.js';
 import type { CheckOutcome } from '../check/check.js';
+import { allSeen } from './client-probes.js';
 import type { FaultTarget } from './faults.js';
 
 /** What a probe saw in one phase of a fault, and when (ms from the run's start, as the schedule counts). */
@@ -47,6 +48,14 @@ export async function observePhase(
   startedAt: number,
 ): Promise<ObservedPhase> {
   const effect = Object.hasOwn(EFFECT_OF, fault) ? EFFECT_OF[fault] : undefined;
+  // A fault on several servers (a minority's clocks or links) is seen only where each of them shows it.
+  const several = target.nodes && target.nodes.length > 1 ? target.nodes : undefined;
+  if (several && effect !== undefined && effect !== 'partition') {
+    const each = several.map((node) =>
+      observePhase(deployment, fault, { node }, phase, timeoutMs, startedAt),
+    );
+    return allSeen(await Promise.all(each), several) as ObservedPhase;
+  }
   const called = performance.now();
   if (effect === undefined || !deployment.faults.observe) {
     const why = effect === undefined ? `no independent probe for ${fault}` : 'this deployment has no probes';

@@ -1,6 +1,7 @@
 import { nowNs } from '../history/clock.js';
 import type { UnindexedEvent } from '../history/event.js';
 import { sleep } from '../workloads/util.js';
+import { allSeen, observeClientStop } from './client-probes.js';
 import {
   aimedStart,
   type ClientHandle,
@@ -8,7 +9,7 @@ import {
   type NemesisContext,
   nemesisOp,
 } from './context.js';
-import { observePhase } from './observation.js';
+import { type ObservedPhase, observePhase } from './observation.js';
 
 /** The ops that ask for a lock: a client stopped while one is outstanding has a request in flight. */
 const ACQUIRES = new Set(['acquire']);
@@ -51,7 +52,7 @@ export async function stallAcquire(context: NemesisContext, waitMs: number): Pro
   );
   if (!slowed.ok) return { fault: 'stall-acquire', target: {}, applied: false, error: slowed.error };
   // Independent probe (#20): requests through the proxy take the added latency.
-  const node = { node: nodes[0] as string };
+  const node = { node: nodes[0] as string, nodes: [...nodes] };
   const slow = observePhase(deployment, 'latency', node, 'started', Math.max(500, waitMs), startedAt);
   let summary: FaultWindowSummary;
   try {
@@ -63,9 +64,17 @@ export async function stallAcquire(context: NemesisContext, waitMs: number): Pro
   }
   const started = await slow;
   const healed = await observePhase(deployment, 'latency', node, 'healed', 5_000, startedAt);
-  return summary.applied
-    ? { ...summary, observed: { ...(started ? { started } : {}), ...(healed ? { healed } : {}) } }
-    : summary;
+  if (!summary.applied) return summary;
+  // Both parts of the fault (#20): the links slowed, and the client stopped (/proc state T) and continued.
+  const stop = summary.observed;
+  const parts = ['links', `client ${summary.target.client}`];
+  return {
+    ...summary,
+    observed: {
+      started: allSeen([started, stop?.started], parts) as ObservedPhase,
+      healed: allSeen([healed, stop?.healed], parts) as ObservedPhase,
+    },
+  };
 }
 
 /** The stop itself, while the links are slow: see `stallAcquire`. */
@@ -113,6 +122,8 @@ async function stallOnAcquire(
   }
   const client = stalled;
   context.progress(`nemesis: stalled client ${client.index} in its acquire (session ${sessionMs} ms)`);
+  // Independent probe (#20): /proc shows the client stopped during the stall, and running after it.
+  const stopped = observeClientStop(client.pid, 'started', minStallMs, context.startedAt);
   let other: { event: UnindexedEvent; client: ClientHandle } | undefined;
   try {
     const next = context.nextEvent(
@@ -128,6 +139,7 @@ async function stallOnAcquire(
     // Never left stopped, whatever happens.
     client.resume();
   }
+  const running = observeClientStop(client.pid, 'healed', 2_000, context.startedAt);
   let evidence: Record<string, unknown> = {
     ...started.result,
     stalledMs: ms(nowNs() - stoppedAt),
@@ -150,5 +162,9 @@ async function stallOnAcquire(
     };
     return evidence;
   });
-  return { fault: 'stall-acquire', target: { client: client.index }, applied: true, evidence };
+  const observed = {
+    started: await stopped,
+    healed: await running,
+  };
+  return { fault: 'stall-acquire', target: { client: client.index }, applied: true, evidence, observed };
 }
