@@ -48,6 +48,10 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
 else
   say "npm dependencies up to date"
 fi
+# The packaging test installs fencekit's tarballs into an empty project with --offline: fill npm's cache with
+# what that project needs (a no-op once cached).
+say "filling npm's cache for the packaging test (scripts/warm-packaging-cache.mjs)"
+node scripts/warm-packaging-cache.mjs
 
 # --- native helpers (the clock-skew LD_PRELOAD shim) -----------------------------------------------
 if [ -x packages/cluster/scripts/build-native.sh ] || [ -f packages/cluster/scripts/build-native.sh ]; then

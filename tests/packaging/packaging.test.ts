@@ -5,8 +5,8 @@
  * without skipLibCheck, every entry point is loaded with `import` and `require`, publint and arethetypeswrong
  * check each package, `npm publish --dry-run` runs on each tarball, and fixtures/runtime.mjs starts real servers
  * with the installed @fencekit/cluster and runs each README's example against them.
- * Checks are soft (expect.soft): one run lists every problem. Registry: npm installs from its cache when it can
- * (--prefer-offline); the caller's ioredis and the peer-range check need the registry the first time.
+ * Checks are soft (expect.soft): one run lists every problem. Registry: none. npm installs with --offline from
+ * the cache that setup filled (scripts/warm-packaging-cache.mjs, from consumer-deps.json): tests talk to loopback only.
  */
 import { execFile } from 'node:child_process';
 import {
@@ -29,8 +29,13 @@ const PUBLIC = ['core', 'cluster', 'redis', 'redlock', 'zk', 'etcd', 'checker'] 
 const PRIVATE = ['packages/mutants', 'apps/harness'];
 /** Packages whose README has a runnable example: the first ```js block after `## Example`. */
 const WITH_EXAMPLE = ['core', 'redis', 'redlock', 'zk', 'etcd'];
+const consumerDeps = JSON.parse(readFileSync(new URL('./consumer-deps.json', import.meta.url), 'utf8')) as {
+  callerIoredis: string;
+  etcd3: string;
+  peerCombos: [string, string][];
+};
 /** The user's ioredis: another minor than the workspace's (checked below). */
-const CALLER_IOREDIS = '5.10.1';
+const CALLER_IOREDIS = consumerDeps.callerIoredis;
 /** Entry points that need an optional peer the consumer does not install. */
 const NEEDS_OPTIONAL_PEER = new Set([
   '@fencekit/core/testing',
@@ -147,7 +152,7 @@ beforeAll(async () => {
   ).version;
   const dependencies: Record<string, string> = {
     ioredis: CALLER_IOREDIS,
-    etcd3: '^1.1.2',
+    etcd3: consumerDeps.etcd3,
     '@types/node': typesNode,
   };
   for (const pkg of packed.values()) dependencies[pkg.name] = `file:${pkg.tarball}`;
@@ -155,15 +160,14 @@ beforeAll(async () => {
     join(consumer, 'package.json'),
     JSON.stringify({ name: 'consumer', private: true, type: 'module', dependencies }, null, 2),
   );
-  const install = await run(
-    'npm',
-    ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'],
-    {
-      cwd: consumer,
-      timeoutMs: 240_000,
-    },
-  );
-  if (install.code !== 0) throw new Error(`npm install of the tarballs failed:\n${install.out}`);
+  const install = await run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd: consumer,
+    timeoutMs: 240_000,
+  });
+  if (install.code !== 0)
+    throw new Error(
+      `npm install --offline of the tarballs failed (is npm's cache filled? bash scripts/setup.sh runs scripts/warm-packaging-cache.mjs):\n${install.out}`,
+    );
 
   const bin = (name: string) => join(root, 'node_modules/.bin', name);
   lintOutcomes = Promise.all(
@@ -297,10 +301,7 @@ describe('package.json', () => {
 
   it("core's optional peers resolve beside current better-sqlite3 and vitest 3 and 4", async () => {
     const core = packed.get('core')!;
-    for (const [sqlite, vitest] of [
-      ['^13', '^3'],
-      ['^12', '^4'],
-    ] as const) {
+    for (const [sqlite, vitest] of consumerDeps.peerCombos) {
       const dir = join(work, `peers-${sqlite}-${vitest}`.replace(/\^/g, ''));
       mkdirSync(dir);
       writeFileSync(
@@ -313,7 +314,7 @@ describe('package.json', () => {
       );
       const { code, out } = await run(
         'npm',
-        ['install', '--package-lock-only', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'],
+        ['install', '--package-lock-only', '--ignore-scripts', '--offline', '--no-audit', '--no-fund'],
         { cwd: dir, timeoutMs: 120_000 },
       );
       expect.soft(code, `better-sqlite3 ${sqlite} + vitest ${vitest}:\n${out.slice(-1500)}`).toBe(0);
