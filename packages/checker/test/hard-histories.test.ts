@@ -40,8 +40,8 @@ function certificateError(
 
 /**
  * The fixed set of hard register histories (issue 15; made by `src/bench/hard.ts --make`): each is
- * decided with its known verdict. The budget here is generous (60 s) so a loaded machine does not fail
- * the suite: the 10 s target is measured by `npm run bench:hard`, not asserted.
+ * decided with its known verdict. The budget here is generous (240 s: the slowest needs about 8 s of CPU,
+ * which a machine loaded 30 deep stretches several times) so load does not fail the suite: the 10 s target is measured by `npm run bench:hard`, not asserted.
  */
 const dir = fileURLToPath(new URL('./hard-histories/', import.meta.url));
 const rows = readFileSync(`${dir}expected.tsv`, 'utf8')
@@ -59,9 +59,9 @@ describe('hard register histories', () => {
   });
 
   for (const row of rows.filter((r) => r.verdict === 'ok' || r.verdict === 'illegal')) {
-    it(`${row.file} is ${row.verdict} (known by ${row.known})`, { timeout: 120_000 }, () => {
+    it(`${row.file} is ${row.verdict} (known by ${row.known})`, { timeout: 300_000 }, () => {
       const ops = parseOperations(readFileSync(dir + row.file, 'utf8'), 'porcupine-log', row.file);
-      const result = checkLinearizable(ops, casRegister(), { timeoutMs: 60_000 });
+      const result = checkLinearizable(ops, casRegister(), { timeoutMs: 240_000 });
       expect(result.verdict).toBe(row.verdict);
       if (row.verdict === 'ok')
         expect(
