@@ -61,11 +61,16 @@ const prelude = `
 local lock, fence, queue, waiters, tickets, epoch_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 ${epochHelpers}
 
--- Wakes a waiter on its channel: a resource's own channel (Redis Cluster, its hash tag in the name)
--- by SPUBLISH, which reaches the node that owns the slot; a client's channel by PUBLISH.
+-- Wakes a waiter on its channel: a resource's own channel "prefix{resource}:wake:<client>" (Redis
+-- Cluster, the resource's hash tag in the name) by SPUBLISH, which reaches the node that owns the slot;
+-- a client's channel "prefix" .. "wake:<client>" by PUBLISH. Told apart by what precedes "wake:": the
+-- lock key ends with it followed by "lock" (a caller's ioredis keyPrefix prefixes keys, not channels).
 local function publish(channel, message)
-  local base = string.sub(lock, 1, -5)
-  if string.sub(channel, 1, #base) == base then return redis.call('SPUBLISH', channel, message) end
+  local cut = string.find(channel, 'wake:[%w_-]*$')
+  local base = cut and string.sub(channel, 1, cut - 1)
+  if base and base ~= '' and string.sub(lock, -(#base + 4)) == base .. 'lock' then
+    return redis.call('SPUBLISH', channel, message)
+  end
   return redis.call('PUBLISH', channel, message)
 end
 
