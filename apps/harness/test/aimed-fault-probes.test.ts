@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer, type Server, type Socket } from 'node:net';
 import type { EffectQuery, Observation } from '@fencekit/cluster';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redlockBackend } from '../src/backends/redlock.js';
@@ -7,7 +8,8 @@ import type { CheckOutcome } from '../src/check/check.js';
 import { nowNs } from '../src/history/clock.js';
 import type { UnindexedEvent } from '../src/history/event.js';
 import { runAimedFault } from '../src/nemesis/aimed.js';
-import { allSeen, processState } from '../src/nemesis/client-probes.js';
+import { linkCounts, processLinks } from '../src/nemesis/aimed-links.js';
+import { allSeen, cutShown, processState } from '../src/nemesis/client-probes.js';
 import type { ClientHandle, FaultWindowSummary, NemesisContext } from '../src/nemesis/context.js';
 import { startServerFault } from '../src/nemesis/faults.js';
 import { observePhase, withFaultEffects } from '../src/nemesis/observation.js';
@@ -27,8 +29,8 @@ import { seededRandom } from '../src/nemesis/random.js';
 const ok: CheckOutcome = { verdict: 'ok', problems: [], checkers: {} };
 const children: ChildProcess[] = [];
 
-function clientProcess(): ChildProcess {
-  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+function clientProcess(script = 'setInterval(() => {}, 1000)'): ChildProcess {
+  const child = spawn(process.execPath, ['-e', script], { stdio: 'ignore' });
   children.push(child);
   return child;
 }
@@ -254,4 +256,65 @@ describe('the minority faults: every server of the minority is probed (real Redi
     },
     60_000,
   );
+});
+
+describe('cut-holder: a cut is links that asked and got nothing back, not an idle client', () => {
+  const count = (sent: number, received: number) => new Map([['127.0.0.1:1', { sent, received }]]);
+
+  it('unit: sent and received nothing is not a cut; sent and received nothing back is; an answer is not', () => {
+    expect(cutShown(count(10, 10), count(10, 10), 500, 300)).toMatchObject({ effect: false });
+    expect(cutShown(count(10, 10), count(10, 10), 500, 300).detail).toMatch(/nothing asked/);
+    expect(cutShown(count(50, 10), count(10, 10), 500, 300)).toMatchObject({ effect: true });
+    expect(cutShown(count(50, 10), count(10, 10), 200, 300)).toMatchObject({ effect: false });
+    expect(cutShown(count(50, 20), count(10, 10), 500, 300)).toMatchObject({ effect: false });
+  });
+
+  const servers: Server[] = [];
+  afterAll(() => {
+    for (const server of servers) server.close();
+  });
+
+  /** A server that reads what it is sent and never answers (a cut, as the client's kernel sees it). */
+  async function silentServer(): Promise<{ port: number; accepted: Socket[] }> {
+    const accepted: Socket[] = [];
+    const server = createServer((socket) => {
+      socket.on('data', () => {});
+      socket.on('error', () => {});
+      accepted.push(socket);
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return { port: (server.address() as { port: number }).port, accepted };
+  }
+
+  /** Reads the child's link counts (ss), waits `ms`, reads again: what cutShown makes of the interval. */
+  async function interval(pid: number, ports: Set<number>, ms: number) {
+    for (let i = 0; i < 250 && processLinks(pid, ports).size === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(processLinks(pid, ports).size).toBe(1);
+    const before = await linkCounts(pid, ports);
+    const since = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    return cutShown(await linkCounts(pid, ports), before, Math.round(performance.now() - since), ms / 2);
+  }
+
+  it('real sockets: a client that keeps asking and gets no answer is seen cut; an idle one is not', async () => {
+    const { port } = await silentServer();
+    const ports = new Set([port]);
+    const asking = clientProcess(
+      `const s = require('node:net').connect(${port}, '127.0.0.1'); s.on('error', () => {});
+       setInterval(() => s.write('ping'), 50);`,
+    );
+    const cut = await interval(asking.pid!, ports, 400);
+    expect(cut.effect, cut.detail).toBe(true);
+    expect(cut.detail).toMatch(/sent [1-9]\d* bytes and received 0$/);
+    const idle = clientProcess(
+      `const s = require('node:net').connect(${port}, '127.0.0.1'); s.on('error', () => {});
+       setInterval(() => {}, 1000);`,
+    );
+    const quiet = await interval(idle.pid!, ports, 400);
+    expect(quiet.effect, quiet.detail).toBe(false);
+    expect(quiet.detail).toMatch(/sent 0 bytes and received 0: nothing asked/);
+  }, 30_000);
 });

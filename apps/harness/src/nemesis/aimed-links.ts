@@ -4,6 +4,7 @@ import { UnsupportedFaultError } from '../backends/types.js';
 import { nowNs } from '../history/clock.js';
 import type { UnindexedEvent } from '../history/event.js';
 import { sleep } from '../workloads/util.js';
+import { cutShown } from './client-probes.js';
 import {
   aimedStart,
   type ClientHandle,
@@ -155,7 +156,7 @@ async function cutHolder(context: NemesisContext, waitMs: number): Promise<Fault
   // A keep-alive interval (a third of the session) at least: a client that is only idle gets answers by then.
   const quietMs = Math.max(300, Math.round(sessionMs / 3));
   const shown = pollLinks(
-    async () => silenced(await linkCounts(pid, ports), counts, ms(nowNs() - countedAt), quietMs),
+    async () => cutShown(await linkCounts(pid, ports), counts, ms(nowNs() - countedAt), quietMs),
     'started',
     minCutMs,
     startedAt,

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { createConnection } from 'node:net';
 import type { EffectQuery, Observation } from '@fencekit/cluster';
 import { sleep } from '../workloads/util.js';
+import type { LinkCount } from './aimed-links.js';
 import type { ObservedPhase } from './observation.js';
 
 /*
@@ -309,4 +310,27 @@ export function allSeen(
     detail: detail.join('; '),
     atMs: known.length === 0 ? 0 : Math.max(...known.map((p) => p.atMs)),
   };
+}
+
+/**
+ * cut-holder's start: the holder's links received nothing for `quietMs` although it sent on them (the kernel's
+ * byte counts, as `silenced` reads them). Links that carried nothing either way show an idle client, not a
+ * cut: its own request meeting no answer tells them apart, so an idle stretch is not taken for the effect.
+ */
+export function cutShown(
+  now: ReadonlyMap<string, LinkCount>,
+  before: ReadonlyMap<string, LinkCount>,
+  sinceMs: number,
+  quietMs: number,
+): { effect: boolean; detail: string } {
+  let sent = 0;
+  let received = 0;
+  for (const [local, count] of now) {
+    const was = before.get(local) ?? { sent: 0, received: 0 };
+    sent += Math.max(0, count.sent - was.sent);
+    received += Math.max(0, count.received - was.received);
+  }
+  const detail = `in ${sinceMs} ms the client's ${now.size} links to the servers sent ${sent} bytes and received ${received}`;
+  if (sent === 0) return { effect: false, detail: `${detail}: nothing asked, nothing to tell` };
+  return { effect: received === 0 && sinceMs >= quietMs, detail };
 }
