@@ -150,12 +150,22 @@ export abstract class ProviderCluster<N extends ClusterNode> implements Cluster 
         ),
       );
       if (this.replication) {
-        await this.replication.assemble(signal);
-        await this.replication.waitWhole(options.startTimeoutMs, signal).catch(async (error: Error) => {
-          throw new ClusterStartError('all', error.message, await this.logTail(this.members[0]!), {
-            cause: error,
-          });
-        });
+        const replication = this.replication;
+        try {
+          await replication.assemble(signal);
+          await replication.waitWhole(options.startTimeoutMs, signal);
+        } catch (error) {
+          const seen = await replication.whole().then(
+            (w) => w.detail,
+            () => 'no reading',
+          );
+          throw new ClusterStartError(
+            'all',
+            `the ${this.topology} deployment did not form (${(error as Error).message}); last seen: ${seen}`,
+            await this.logTail(this.members[0]!),
+            { cause: error },
+          );
+        }
       }
     } catch (error) {
       await this.close();

@@ -43,7 +43,10 @@ export interface Whole {
   readonly detail: string;
 }
 
-const PROBE_MS = 1000;
+/** Bound on one probe request; a loaded 2-core machine (load 30+) was seen to take over a second to answer. */
+const PROBE_MS = 2000;
+/** Bound on one set-up command (ADDSLOTSRANGE, MEET, REPLICATE: each saves nodes.conf). */
+const SETUP_MS = 5000;
 
 /**
  * Replicated Redis seen from outside: each member's role, the authority on who is primary (a majority of the
@@ -343,19 +346,29 @@ export class ClusterReplication extends RedisReplication {
       primaries.map(async (m, i) => {
         const first = Math.floor((SLOTS * i) / primaries.length);
         const last = Math.floor((SLOTS * (i + 1)) / primaries.length) - 1;
-        await redisCommand(m.host, m.port, ['CLUSTER', 'ADDSLOTSRANGE', String(first), String(last)]);
-        await redisCommand(m.host, m.port, ['CLUSTER', 'SET-CONFIG-EPOCH', String(i + 1)]);
+        await redisCommand(
+          m.host,
+          m.port,
+          ['CLUSTER', 'ADDSLOTSRANGE', String(first), String(last)],
+          SETUP_MS,
+        );
+        await redisCommand(m.host, m.port, ['CLUSTER', 'SET-CONFIG-EPOCH', String(i + 1)], SETUP_MS);
       }),
     );
     // The first node meets every other one at its announced (proxied) client and bus ports.
     const first = this.members[0]!;
     for (const m of this.members.slice(1)) {
       const [host, port] = m.announced.split(':') as [string, string];
-      await redisCommand(first.host, first.port, ['CLUSTER', 'MEET', host, port, String(m.announcedBusPort)]);
+      await redisCommand(
+        first.host,
+        first.port,
+        ['CLUSTER', 'MEET', host, port, String(m.announcedBusPort)],
+        SETUP_MS,
+      );
     }
     const ids = new Map<string, string>();
     for (const m of this.members) {
-      ids.set(m.id, String(await redisCommand(m.host, m.port, ['CLUSTER', 'MYID'])));
+      ids.set(m.id, String(await redisCommand(m.host, m.port, ['CLUSTER', 'MYID'], SETUP_MS)));
     }
     // Each replica must know its primary before it can replicate it.
     await poll(
@@ -367,7 +380,12 @@ export class ClusterReplication extends RedisReplication {
     );
     await Promise.all(
       replicas.map((m, i) =>
-        redisCommand(m.host, m.port, ['CLUSTER', 'REPLICATE', ids.get(primaries[i % primaries.length]!.id)!]),
+        redisCommand(
+          m.host,
+          m.port,
+          ['CLUSTER', 'REPLICATE', ids.get(primaries[i % primaries.length]!.id)!],
+          SETUP_MS,
+        ),
       ),
     );
   }

@@ -39,6 +39,8 @@ export class FaultController<N extends ClusterNode> implements Faults {
   private readonly probes: EffectProbes<N>;
   /** Per primary a promotion fault acted on, its shard then (itself and its replicas): what its probe looks at. */
   private readonly shards = new Map<string, string[]>();
+  /** Primaries killed by `failover({ how: 'kill' })`: a heal restarts them only once a replica took over. */
+  private readonly killedPrimaries = new Set<string>();
   private disposed = false;
 
   constructor(
@@ -68,7 +70,11 @@ export class FaultController<N extends ClusterNode> implements Faults {
       this.refuseUnsupported(query.fault);
       this.target(query.node);
       const replication = this.cluster.replication!;
-      const shard = this.shards.get(query.node) ?? replication.members.map((m) => m.id);
+      // A node no promotion fault acted on: its shard as the servers see it now.
+      const shard = this.shards.get(query.node) ?? [
+        query.node,
+        ...(await replication.replicasOf(query.node)),
+      ];
       return observePromotion(replication, query, shard);
     }
     checkEffectQuery(query);
@@ -173,6 +179,7 @@ export class FaultController<N extends ClusterNode> implements Faults {
     const from = await this.primary(options.node, 'failover.node');
     if (how === 'kill') {
       await this.kill(from);
+      this.killedPrimaries.add(from);
     } else {
       await this.cluster.replication!.promote(from, AbortSignal.timeout(PROMOTE_BOUND_MS));
     }
@@ -240,6 +247,20 @@ export class FaultController<N extends ClusterNode> implements Faults {
     ]);
     this.paused.clear();
     this.skewed.clear();
+    // A primary killed for a failover comes back empty: restarted before a replica took over, it would be primary
+    // again and its replicas would resync its empty dataset. Wait (bounded) for the promotion first.
+    await Promise.all(
+      [...this.killedPrimaries]
+        .filter((id) => this.killed.has(id) && this.cluster.replication)
+        .map((id) =>
+          observePromotion(
+            this.cluster.replication!,
+            { fault: 'failover', node: id, phase: 'started', timeoutMs: CONVERGE_BOUND_MS },
+            this.shards.get(id) ?? [],
+          ),
+        ),
+    );
+    this.killedPrimaries.clear();
     await Promise.all([...this.killed].map((id) => this.restart(id)));
     await sleep(SHIM_PICKUP_MS);
     // Replicated Redis: a returning old primary is demoted by the Sentinels (after ~8 s) or by the cluster's

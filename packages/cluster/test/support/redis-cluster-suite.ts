@@ -124,6 +124,24 @@ export function redisClusterSuite(provider: ProviderName): void {
       await eventuallyReads(node('n6'), before, 'kept');
     });
 
+    it('a heal right after a kill failover waits for the promotion: the data survives, the killed node rejoins a replica', async () => {
+      const key = await keyOn('n6', 'kept-through-kill');
+      await withNode(node('n6'), (redis) => redis.set(key, 'kept'));
+      await withNode(node('n3'), async (redis) => {
+        await redis.call('READONLY');
+        for (let i = 0; i < 50 && (await redis.get(key)) !== 'kept'; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        expect(await redis.get(key)).toBe('kept');
+      });
+      const { from } = await cluster.faults.failover({ how: 'kill', node: 'n6' });
+      await cluster.faults.heal(); // at once: restarted before n3 took over, the empty n6 would be primary again
+      const healed = await cluster.faults.observe({ fault: 'failover', node: from, phase: 'healed' });
+      expect(healed.seen, healed.detail).toBe(true);
+      expect(await cluster.primaries()).toEqual(['n3', 'n4', 'n5']);
+      await withNode(node('n3'), async (redis) => expect(await redis.get(key)).toBe('kept'));
+    });
+
     it('close() leaves no process, dir or listening socket', () => closeAndCheck(cluster));
   });
 }
