@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { EffectQuery, Observation } from '@fencekit/cluster';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +15,7 @@ import type { ClientHandle, FaultWindowSummary, NemesisContext } from '../src/ne
 import { startServerFault } from '../src/nemesis/faults.js';
 import { observePhase, withFaultEffects } from '../src/nemesis/observation.js';
 import { seededRandom } from '../src/nemesis/random.js';
+import { reportsDir, run } from './support/runs.js';
 
 /**
  * #20 for the faults added for the mutation score (#13): each part of a fault is probed on its own.
@@ -187,6 +189,31 @@ describe('stall-acquire and drift-majority: the stopped client is seen in /proc'
     const summary = await runAimedFault('drift-majority', ctx, seededRandom(1), 1_000);
     expectUnseen(summary, /clocks: clock true; clock true; client 1: client process \d+ state [RS]/);
   }, 20_000);
+
+  it('a whole redis run: every applied stall-acquire was seen with its client stopped, and seen to end', async () => {
+    const out = reportsDir();
+    try {
+      const { run: r, results } = await run({
+        backend: 'redis',
+        workload: 'mutex',
+        fault: 'stall-acquire',
+        clients: 3,
+        time: '10s',
+        seed: 2,
+        out,
+      });
+      const applied = r.meta.faultsApplied.filter((f) => f.applied);
+      expect(applied.length, JSON.stringify(r.meta.faultsApplied)).toBeGreaterThan(0);
+      for (const f of applied) {
+        expect(f.observed?.started?.seen, JSON.stringify(f)).toBe(true);
+        expect(f.observed?.started?.detail).toMatch(/links: .*; client \d+: client process \d+ state [Tt]/);
+        expect(f.observed?.healed?.seen, JSON.stringify(f)).toBe(true);
+      }
+      expect(results.checkers['fault-effects']).toBeUndefined();
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
 
 /** `deployment` with `node`'s clock and latency primitives replaced by ones that do nothing. */
