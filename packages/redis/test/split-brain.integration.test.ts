@@ -16,6 +16,8 @@ import { clusterConnection, sentinelConnection } from './support/deployments.js'
  * gap, the second that the opt-in closes it for fenced writes (not for the lock).
  */
 const TTL_MS = 60_000;
+/** An epoch fence is epoch × EPOCH + counter. */
+const EPOCH = 10n ** 12n;
 
 for (const topology of ['redis-sentinel', 'redis-cluster'] as const) {
   describe(`${topology}: a split brain`, () => {
@@ -26,6 +28,60 @@ for (const topology of ['redis-sentinel', 'redis-cluster'] as const) {
     afterAll(async () => {
       await cluster?.close();
     }, 60_000);
+
+    it('a client follows the primary through a graceful failover; its epoch fences move to a higher epoch', async () => {
+      const deployment = cluster as Cluster;
+      const connection =
+        topology === 'redis-sentinel' ? sentinelConnection(deployment) : clusterConnection(deployment);
+      const counter = new RedisLockClient({ connection });
+      const epoch = new RedisLockClient({ connection, fence: 'epoch' });
+      try {
+        const resource = `follow-${randomUUID()}`;
+        const before = {
+          counter: await grantAndRelease(counter, resource),
+          epoch: await grantAndRelease(epoch, resource),
+        };
+        const primary =
+          topology === 'redis-sentinel' ? await deployment.leader() : await primaryOf(deployment, resource);
+        const { from } = await deployment.faults.failover({
+          how: 'graceful',
+          ...(primary ? { node: primary } : {}),
+        });
+        const promoted = await deployment.faults.observe({
+          fault: 'failover',
+          node: from,
+          phase: 'started',
+          timeoutMs: 60_000,
+        });
+        expect(promoted.seen, promoted.detail).toBe(true);
+        // Until the old primary is demoted it still takes the grants of clients connected to it, and loses them
+        // when it turns replica: waited out here, so that the grants below are the promoted replica's.
+        await deployment.faults.heal();
+        const demoted = await deployment.faults.observe({
+          fault: 'failover',
+          node: from,
+          phase: 'healed',
+          timeoutMs: 60_000,
+        });
+        expect(demoted.seen, demoted.detail).toBe(true);
+        // The same clients, without being told: the next grants come from the promoted replica.
+        const after = { counter: 0n, epoch: 0n };
+        for (const [client, kind] of [
+          [counter, 'counter'],
+          [epoch, 'epoch'],
+        ] as const) {
+          const lease = await acquireWithin(client, resource, 30_000);
+          after[kind] = lease.fence;
+          await lease.release();
+        }
+        // A graceful failover loses nothing here: the counter goes on.
+        expect(after.counter).toBeGreaterThan(before.epoch % EPOCH);
+        expect(after.epoch / EPOCH).toBeGreaterThan(before.epoch / EPOCH);
+        expect(after.epoch).toBeGreaterThan(before.epoch);
+      } finally {
+        await Promise.all([counter.close(), epoch.close()]);
+      }
+    }, 240_000);
 
     it('rolls the counter fence back; epoch fences stay above every fence of the old primary', async () => {
       const deployment = cluster as Cluster;
@@ -147,6 +203,27 @@ async function acquireWithin(client: RedisLockClient, resource: string, withinMs
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
+}
+
+/** The primary (node id) that serves `resource`'s slot in a redis-cluster, as its nodes answer. */
+async function primaryOf(cluster: Cluster, resource: string): Promise<string | undefined> {
+  for (const id of await cluster.primaries()) {
+    const node = cluster.nodes.find((n) => n.id === id);
+    if (node === undefined) continue;
+    const [host, port] = node.endpoint.split(':');
+    const redis = new Redis({ host, port: Number(port), lazyConnect: true, maxRetriesPerRequest: 1 });
+    redis.on('error', () => undefined);
+    try {
+      const served = await redis.exists(`fencekit:{${resource}}:lock`).then(
+        () => true,
+        () => false,
+      );
+      if (served) return id;
+    } finally {
+      redis.disconnect();
+    }
+  }
+  return undefined;
 }
 
 /** A fresh resource name whose keys the node at `endpoint` serves (no MOVED), for `kind`. */
