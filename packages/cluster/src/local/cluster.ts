@@ -52,7 +52,9 @@ export class LocalCluster extends ProviderCluster<LocalNode> {
   }
 
   protected async logTail(node: LocalNode): Promise<string> {
-    return node.process.logTail();
+    // A node's Sentinel logs beside it: what a deployment that did not form needs read.
+    const companions = node.companions.map((c) => `\n--- ${c.spec.logFile}\n${c.logTail(1000)}`);
+    return node.process.logTail() + companions.join('');
   }
 
   /** A process we started and saw exit will not come to serve: no point in waiting out the timeout for it. */
