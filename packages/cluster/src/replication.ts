@@ -236,7 +236,7 @@ export class SentinelReplication extends RedisReplication {
     let last = '';
     for (let round = 0; ; round++) {
       for (const s of this.sentinels) {
-        signal.throwIfAborted();
+        if (signal.aborted) throw new Error(`no Sentinel started a failover (${last})`);
         const reply = await redisCall(
           s.host,
           s.port,
@@ -442,7 +442,7 @@ export class ClusterReplication extends RedisReplication {
   async promote(primary: string, signal: AbortSignal): Promise<void> {
     let last = '';
     for (let round = 0; ; round++) {
-      signal.throwIfAborted();
+      if (signal.aborted) throw new Error(`no replica of ${primary} took a CLUSTER FAILOVER (${last})`);
       const [replica] = await this.replicasOf(primary);
       if (replica) {
         const m = this.member(replica);
