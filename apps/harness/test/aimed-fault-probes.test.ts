@@ -9,8 +9,15 @@ import type { CheckOutcome } from '../src/check/check.js';
 import { nowNs } from '../src/history/clock.js';
 import type { UnindexedEvent } from '../src/history/event.js';
 import { runAimedFault } from '../src/nemesis/aimed.js';
-import { linkCounts, processLinks } from '../src/nemesis/aimed-links.js';
-import { allSeen, cutShown, processState } from '../src/nemesis/client-probes.js';
+import { linkCounts, linksGone, processLinks } from '../src/nemesis/aimed-links.js';
+import {
+  allSeen,
+  cutShown,
+  linksOf,
+  processState,
+  resetHealed,
+  resetShown,
+} from '../src/nemesis/client-probes.js';
 import type { ClientHandle, FaultWindowSummary, NemesisContext } from '../src/nemesis/context.js';
 import { startServerFault } from '../src/nemesis/faults.js';
 import { observePhase, withFaultEffects } from '../src/nemesis/observation.js';
@@ -343,5 +350,76 @@ describe('cut-holder: a cut is links that asked and got nothing back, not an idl
     const quiet = await interval(idle.pid!, ports, 400);
     expect(quiet.effect, quiet.detail).toBe(false);
     expect(quiet.detail).toMatch(/sent 0 bytes and received 0: nothing asked/);
+  }, 30_000);
+});
+
+describe('reset-holder: the links read without holding the event loop', () => {
+  const servers: Server[] = [];
+  afterAll(() => {
+    for (const server of servers) server.close();
+  });
+
+  /** How many event-loop turns (setImmediate) ran while `work` was pending. */
+  async function turnsDuring(work: () => Promise<unknown>): Promise<number> {
+    let turns = 0;
+    let on = true;
+    const tick = () => {
+      if (!on) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    await work();
+    on = false;
+    return turns;
+  }
+
+  /** Polls `look` (bounded) until its effect is `wanted`. */
+  async function until(look: () => Promise<{ effect: boolean; detail: string }>, wanted: boolean) {
+    let last = await look();
+    for (let i = 0; i < 250 && last.effect !== wanted; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      last = await look();
+    }
+    return last;
+  }
+
+  it('the links open at a reset are seen gone, a new one after it; the loop turns while they are read', async () => {
+    const accepted: Socket[] = [];
+    let resetting = false;
+    const server = createServer((socket) => {
+      socket.on('error', () => {});
+      if (resetting) socket.resetAndDestroy();
+      else accepted.push(socket);
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    const ports = new Set([port]);
+    // A client that reconnects whenever its connection drops.
+    const pid = clientProcess(
+      `const net = require('node:net');
+       const open = () => { const s = net.connect(${port}, '127.0.0.1'); s.on('error', () => {}); s.on('close', () => setTimeout(open, 50)); };
+       open(); setInterval(() => {}, 1000);`,
+    ).pid!;
+    let before = new Set<string>();
+    for (let i = 0; i < 250 && before.size === 0; i++) {
+      before = await linksOf(pid, ports);
+      if (before.size === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(before.size).toBe(1);
+    expect(before).toEqual(processLinks(pid, ports));
+    expect((await resetShown(pid, ports, before)).effect).toBe(false);
+    // Other callbacks (the fault proxies') run while the tables are read; the synchronous reading lets none.
+    expect(await turnsDuring(() => resetShown(pid, ports, before))).toBeGreaterThan(0);
+    expect(await turnsDuring(async () => linksGone(pid, ports, before))).toBe(0);
+    // The reset: the open link and every new one get an RST.
+    resetting = true;
+    for (const socket of accepted) socket.resetAndDestroy();
+    const gone = await until(() => resetShown(pid, ports, before), true);
+    expect(gone.detail).toBe(`1 of the 1 links client process ${pid} had open are gone`);
+    resetting = false;
+    const back = await until(() => resetHealed(pid, ports, before), false);
+    expect(back.detail).toMatch(/has [1-9]\d* new established links to the servers/);
   }, 30_000);
 });

@@ -4,7 +4,7 @@ import { UnsupportedFaultError } from '../backends/types.js';
 import { nowNs } from '../history/clock.js';
 import type { UnindexedEvent } from '../history/event.js';
 import { sleep } from '../workloads/util.js';
-import { cutShown } from './client-probes.js';
+import { cutShown, resetHealed, resetShown } from './client-probes.js';
 import {
   aimedStart,
   type ClientHandle,
@@ -211,7 +211,7 @@ async function resetHolder(context: NemesisContext, waitMs: number): Promise<Fau
   const resumedAt = nowNs();
   const ports = proxyPorts(context.deployment.endpoints);
   context.progress(`nemesis: reset-holder: client ${holder.index}'s links reset`);
-  const shown = pollLinks(() => linksGone(pid, ports, before), 'started', maxOutageMs, startedAt);
+  const shown = pollLinks(() => resetShown(pid, ports, before), 'started', maxOutageMs, startedAt);
   // Only the holder's release matters: once it has failed, the outage has done its work.
   const released = context.nextEvent(
     (event, client) =>
@@ -239,7 +239,7 @@ async function resetHolder(context: NemesisContext, waitMs: number): Promise<Fau
   };
   const observed = {
     started: await shown,
-    healed: await pollLinks(() => linkBack(pid, ports, before), 'healed', 5_000, startedAt),
+    healed: await pollLinks(() => resetHealed(pid, ports, before), 'healed', 5_000, startedAt),
   };
   return { fault: 'reset-holder', target: { client: holder.index }, applied: true, evidence, observed };
 }

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, readlink } from 'node:fs/promises';
 import { createConnection } from 'node:net';
 import type { EffectQuery, Observation } from '@fencekit/cluster';
 import { sleep } from '../workloads/util.js';
@@ -333,4 +333,41 @@ export function cutShown(
   const detail = `in ${sinceMs} ms the client's ${now.size} links to the servers sent ${sent} bytes and received ${received}`;
   if (sent === 0) return { effect: false, detail: `${detail}: nothing asked, nothing to tell` };
   return { effect: received === 0 && sinceMs >= quietMs, detail };
+}
+
+/** The inodes of the sockets `pid` holds open, read without blocking (empty when it has gone). */
+async function socketInodesOf(pid: number): Promise<Set<string>> {
+  const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
+  const links = await Promise.all(fds.map((fd) => readlink(`/proc/${pid}/fd/${fd}`).catch(() => '')));
+  return new Set(links.filter((link) => link.startsWith('socket:[')).map((link) => link.slice(8, -1)));
+}
+
+/**
+ * The established connections `pid` has open to any of `ports`, by socket inode, read without blocking: the
+ * kernel's TCP tables take tens of ms to read on a busy host (75-225 ms at load 28), and the fault proxies
+ * whose resets are being watched run on this event loop.
+ */
+export async function linksOf(pid: number, ports: ReadonlySet<number>): Promise<Set<string>> {
+  const [tables, inodes] = await Promise.all([readTables(), socketInodesOf(pid)]);
+  const open = establishedTo(tables, ports);
+  return new Set([...inodes].filter((inode) => open.has(inode)));
+}
+
+/** reset-holder's start: none of the links the holder had open at the reset is still established. */
+export async function resetShown(pid: number, ports: ReadonlySet<number>, before: ReadonlySet<string>) {
+  const now = await linksOf(pid, ports);
+  const open = [...before].filter((inode) => now.has(inode)).length;
+  return {
+    effect: open === 0,
+    detail: `${before.size - open} of the ${before.size} links client process ${pid} had open are gone`,
+  };
+}
+
+/** reset-holder's heal: the holder has a link it opened since the reset, established (the effect is its absence). */
+export async function resetHealed(pid: number, ports: ReadonlySet<number>, before: ReadonlySet<string>) {
+  const fresh = [...(await linksOf(pid, ports))].filter((inode) => !before.has(inode));
+  return {
+    effect: fresh.length === 0,
+    detail: `client process ${pid} has ${fresh.length} new established links to the servers`,
+  };
 }
