@@ -333,6 +333,27 @@ describe('cut-holder: a cut is links that asked and got nothing back, not an idl
     return cutShown(await linkCounts(pid, ports), before, Math.round(performance.now() - since), ms / 2);
   }
 
+  it('a cut that did nothing, on an idle holder, is not taken for a cut (whole fault, real links)', async () => {
+    const { port } = await silentServer();
+    const ports = new Set([port]);
+    const idle = clientProcess(
+      `const s = require('node:net').connect(${port}, '127.0.0.1'); s.on('error', () => {});
+       setInterval(() => {}, 1000);`,
+    );
+    for (let i = 0; i < 250 && processLinks(idle.pid!, ports).size === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const deployment = {
+      backend: 'etcd',
+      nodes: ['n1'],
+      endpoints: [`127.0.0.1:${port}`],
+      faults: { cutProcess: async () => 0, heal: async () => {} },
+    } as unknown as Deployment;
+    const ctx = { ...scripted(deployment, handle(idle, 1), handle(clientProcess(), 2)), sessionMs: 400 };
+    const summary = await runAimedFault('cut-holder', ctx, seededRandom(1), 1_000);
+    expectUnseen(summary, /sent 0 bytes and received 0: nothing asked/);
+  }, 30_000);
+
   it('real sockets: a client that keeps asking and gets no answer is seen cut; an idle one is not', async () => {
     const { port } = await silentServer();
     const ports = new Set([port]);
