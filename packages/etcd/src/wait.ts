@@ -177,8 +177,11 @@ async function giveUpPlace(
   checkIn: () => void,
 ): Promise<void> {
   // A closing client revokes its sessions next, and a session that ended is revoked by its pool (with
-  // retries): either way this key goes with its session, and no request here holds up a rejoin.
-  if (context.closing.aborted || !session.alive) {
+  // retries): either way this key goes with its session, and no request here holds up a rejoin. Ended,
+  // not merely past its validity by the clock: a waiter can give up during a stall that carried it past
+  // the session's validity before the session's expiry timer ran, and a keep-alive answered then renews
+  // the session and this key, which would reach the head and hold the lock for nobody (#13 bug 1).
+  if (context.closing.aborted || session.signal.aborted) {
     checkIn();
     return;
   }

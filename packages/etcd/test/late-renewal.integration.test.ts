@@ -60,4 +60,41 @@ describe('etcd: a lease that ends past its session’s validity before the sessi
       expect(outcome.at - (ended - ahead)).toBeLessThan(3_000);
     }
   });
+
+  it('a waiter that gives up past its session’s validity withdraws its key all the same: the next waiter is granted', async () => {
+    const holder = client();
+    const quitter = client();
+    const next = client();
+    const lease = await holder.acquire('late-quit', { ttlMs: 2_000 });
+    const controller = new AbortController();
+    const quitting = quitter
+      .acquire('late-quit', { ttlMs: 2_000, waitMs: 20_000, signal: controller.signal })
+      .then(
+        () => 'granted',
+        () => 'gave up',
+      );
+    // Queued behind the holder (its key exists) before it gives up.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const waiting = next.acquire('late-quit', { ttlMs: 2_000, waitMs: 6_000 }).then(
+      (granted) => ({ granted, at: monotonicNow() }),
+      (error: unknown) => ({ error }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The quitter gives up during a stall that carried it past its session's validity, seen by the
+    // readings made while the abort is handled (microtasks only: no timer or keep-alive runs meanwhile).
+    const real = performance.now.bind(performance);
+    vi.spyOn(performance, 'now').mockImplementation(() => real() + 5_000);
+    controller.abort(new Error('the caller gave up'));
+    for (let i = 0; i < 200; i++) await Promise.resolve();
+    vi.restoreAllMocks();
+    expect(await quitting).toBe('gave up');
+    const released = monotonicNow();
+    await lease.release();
+    const outcome = await waiting;
+    expect('error' in outcome ? outcome.error : undefined).toBeUndefined();
+    if ('granted' in outcome) {
+      expect(outcome.granted.held).toBe(true);
+      expect(outcome.at - released).toBeLessThan(3_000);
+    }
+  });
 });
