@@ -3,12 +3,16 @@ import { type Cluster, startCluster } from '@fencekit/cluster';
 import { describeLockConformance } from '@fencekit/core/testing';
 import { BackendUnavailableError, RedisLockClient } from '@fencekit/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clusterConnection } from './support/deployments.js';
+import { clusterConnection, providerFromEnv } from './support/deployments.js';
 
 // Three primaries with a replica each (@fencekit/cluster's redis-cluster), for this file alone.
 let cluster: Cluster | undefined;
 beforeAll(async () => {
-  cluster = await startCluster({ topology: 'redis-cluster', startTimeoutMs: 90_000 });
+  cluster = await startCluster({
+    topology: 'redis-cluster',
+    provider: providerFromEnv(),
+    startTimeoutMs: 90_000,
+  });
 }, 120_000);
 afterAll(async () => {
   await cluster?.close();

@@ -3,12 +3,16 @@ import { type Cluster, startCluster } from '@fencekit/cluster';
 import { describeLockConformance } from '@fencekit/core/testing';
 import { BackendUnavailableError, RedisLockClient } from '@fencekit/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sentinelConnection } from './support/deployments.js';
+import { providerFromEnv, sentinelConnection } from './support/deployments.js';
 
 // A primary, two replicas and three Sentinels (@fencekit/cluster's redis-sentinel), for this file alone.
 let cluster: Cluster | undefined;
 beforeAll(async () => {
-  cluster = await startCluster({ topology: 'redis-sentinel', startTimeoutMs: 90_000 });
+  cluster = await startCluster({
+    topology: 'redis-sentinel',
+    provider: providerFromEnv(),
+    startTimeoutMs: 90_000,
+  });
 }, 120_000);
 afterAll(async () => {
   await cluster?.close();

@@ -4,7 +4,7 @@ import { MemoryFencedResource, StaleFenceError } from '@fencekit/core';
 import { type Lease, RedisLockClient } from '@fencekit/redis';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clusterConnection, sentinelConnection } from './support/deployments.js';
+import { clusterConnection, providerFromEnv, sentinelConnection } from './support/deployments.js';
 
 /**
  * What a failover does to fences, on real servers: the primary is cut off from its replicas, Sentinels and
@@ -23,7 +23,7 @@ for (const topology of ['redis-sentinel', 'redis-cluster'] as const) {
   describe(`${topology}: a split brain`, () => {
     let cluster: Cluster | undefined;
     beforeAll(async () => {
-      cluster = await startCluster({ topology, startTimeoutMs: 90_000 });
+      cluster = await startCluster({ topology, provider: providerFromEnv(), startTimeoutMs: 90_000 });
     }, 120_000);
     afterAll(async () => {
       await cluster?.close();

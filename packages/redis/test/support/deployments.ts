@@ -1,4 +1,4 @@
-import type { Cluster } from '@fencekit/cluster';
+import type { Cluster, ProviderName } from '@fencekit/cluster';
 import type { RedisClusterConnection } from '@fencekit/redis';
 import type { RedisOptions } from 'ioredis';
 
@@ -24,4 +24,9 @@ export function sentinelConnection(cluster: Pick<Cluster, 'sentinel' | 'natMap'>
 /** Startup nodes and `natMap` of a `redis-cluster` cluster, for `{ connection: { cluster, options } }`. */
 export function clusterConnection(cluster: Pick<Cluster, 'endpoints' | 'natMap'>): RedisClusterConnection {
   return { cluster: cluster.endpoints.map(hostPort), options: { natMap: { ...cluster.natMap } } };
+}
+
+/** The provider these files start their clusters with: `FENCEKIT_PROVIDER` (local | docker), as clusterGlobalSetup. */
+export function providerFromEnv(): ProviderName {
+  return process.env.FENCEKIT_PROVIDER === 'docker' ? 'docker' : 'local';
 }
