@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Cluster, startCluster } from '@fencekit/cluster';
 import { describeLockConformance } from '@fencekit/core/testing';
 import { BackendUnavailableError, RedisLockClient } from '@fencekit/redis';
+import { Cluster as RedisCluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clusterConnection, providerFromEnv } from './support/deployments.js';
 
@@ -92,4 +93,31 @@ describe('redis-cluster: wake-ups and WAIT', () => {
       await Promise.all([enough.close(), tooMany.close()]);
     }
   }, 120_000);
+});
+
+describe("redis-cluster: a caller's own ioredis Cluster", () => {
+  it('is the connection the client uses (keys on the slot primary, a waiter handed the lock), left open by close()', async () => {
+    if (cluster === undefined) throw new Error('the redis-cluster cluster did not start');
+    const { cluster: seeds, options } = clusterConnection(cluster);
+    const own = new RedisCluster([...seeds], options);
+    own.on('error', () => undefined);
+    const client = new RedisLockClient({ connection: own, keyPrefix: 'own:' });
+    try {
+      expect(client.redis).toBe(own);
+      const resource = `own-${randomUUID()}`;
+      const lease = await client.acquire(resource, { ttlMs: 10_000, waitMs: 10_000 });
+      expect(await own.get(`own:{${resource}}:lock`)).toBe(lease.owner);
+      const waiting = client.acquire(resource, { ttlMs: 10_000, waitMs: 10_000 });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await lease.release();
+      const next = await waiting;
+      expect(next.fence).toBe(lease.fence + 1n);
+      await next.release();
+    } finally {
+      await client.close();
+    }
+    expect(own.status).toBe('ready');
+    expect(await own.set(`own:check-${randomUUID()}`, '1', 'PX', 1_000)).toBe('OK');
+    await own.quit();
+  }, 60_000);
 });
