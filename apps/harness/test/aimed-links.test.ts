@@ -110,7 +110,13 @@ describe('faults on one holder’s links', () => {
     };
     const ctx = scripted(faults, acts, {
       window: true,
-      events: () => ({ time: Number(process.hrtime.bigint()) + 1e6, process: 2, type: 'ok', f: 'acquire' }),
+      events: () => ({
+        time: Number(process.hrtime.bigint()) + 1e6,
+        process: 2,
+        type: 'ok',
+        f: 'acquire',
+        value: null,
+      }),
     });
     const summary = await runAimedFault('cut-holder', ctx, seededRandom(1), 50);
     expect(summary.applied).toBe(true);
@@ -140,7 +146,13 @@ describe('faults on one holder’s links', () => {
     };
     const ctx = scripted(faults, acts, {
       window: true,
-      events: () => ({ time: Number(process.hrtime.bigint()) + 1e6, process: 1, type: 'info', f: 'release' }),
+      events: () => ({
+        time: Number(process.hrtime.bigint()) + 1e6,
+        process: 1,
+        type: 'info',
+        f: 'release',
+        value: null,
+      }),
     });
     const summary = await runAimedFault('reset-holder', ctx, seededRandom(1), 50);
     expect(summary.applied).toBe(true);
