@@ -265,7 +265,7 @@ interface ClusterNodeLine {
 
 const SLOTS = 16_384;
 
-function parseClusterNodes(text: string, memberByAddress: (address: string) => string | undefined) {
+export function parseClusterNodes(text: string, memberByAddress: (address: string) => string | undefined) {
   return text
     .split('\n')
     .filter((line) => line.trim() !== '')
