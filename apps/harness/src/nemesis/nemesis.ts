@@ -100,8 +100,19 @@ export async function runSchedule(
     applied.push(summary);
     // Independent probes of the effect (#20): beside the window, bounded by it, so it keeps its length.
     const { deployment, startedAt } = context;
-    const effect = observePhase(deployment, fault, started.result, 'started', item.durationMs, startedAt);
+    // Cut off as the heal begins: a look that straddles the heal would read the heal's own step as the effect.
+    const healing = new AbortController();
+    const effect = observePhase(
+      deployment,
+      fault,
+      started.result,
+      'started',
+      item.durationMs,
+      startedAt,
+      healing.signal,
+    );
     await sleep(item.durationMs, context.signal);
+    healing.abort();
     const stopped = await nemesisOp(context, 'stop', { fault, ...started.result }, async () => heal?.());
     const shown = await effect;
     // Up to the next fault (at least 5 s: an old leader takes seconds to rejoin), at most 10 s.

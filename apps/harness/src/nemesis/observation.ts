@@ -46,13 +46,15 @@ export async function observePhase(
   phase: EffectQuery['phase'],
   timeoutMs: number,
   startedAt: number,
+  /** The phase's end (a start probe's: the heal begins); nothing read after it counts. */
+  cutOff?: AbortSignal,
 ): Promise<ObservedPhase> {
   const effect = Object.hasOwn(EFFECT_OF, fault) ? EFFECT_OF[fault] : undefined;
   // A fault on several servers (a minority's clocks or links) is seen only where each of them shows it.
   const several = target.nodes && target.nodes.length > 1 ? target.nodes : undefined;
   if (several && effect !== undefined && effect !== 'partition') {
     const each = several.map((node) =>
-      observePhase(deployment, fault, { node }, phase, timeoutMs, startedAt),
+      observePhase(deployment, fault, { node }, phase, timeoutMs, startedAt, cutOff),
     );
     return allSeen(await Promise.all(each), several) as ObservedPhase;
   }
@@ -65,6 +67,7 @@ export async function observePhase(
     fault: effect,
     phase,
     timeoutMs: Math.max(500, Math.round(timeoutMs)),
+    ...(cutOff ? { cutOff } : {}),
     // A partition's probe also tries a quorum request through a member of the smaller side (halves[0]).
     ...((target.node ?? target.halves?.[0]?.[0]) ? { node: target.node ?? target.halves?.[0]?.[0] } : {}),
   };

@@ -18,6 +18,11 @@ export interface EffectQuery {
   /** Bound on the wait (default 5 s); the probe gives up with `seen: false`. */
   readonly timeoutMs?: number;
   readonly signal?: AbortSignal;
+  /**
+   * The end of the phase (for `started`: the heal begins): a look that finishes after it does not count, and the
+   * probe returns `seen: false` with what it last read before it. Unlike `signal`, it does not throw.
+   */
+  readonly cutOff?: AbortSignal;
 }
 
 export interface Observation {
@@ -62,6 +67,8 @@ const answerBoundMs = (timeoutMs: number) => Math.min(1000, Math.max(200, Math.r
 const CLOCK_WINDOW_MS = 400;
 /** Drifts closer to real speed than this are measured apart (`slightlyDrifted`). */
 const SMALL_DRIFT = 0.1;
+/** Faster than this (or not forward) a clock read twice has stepped in between: no rate was measured. */
+const MAX_PLAUSIBLE_RATE = 20;
 
 /**
  * Independent probes of each fault's effect, read from the servers themselves (/proc process state, requests on
@@ -80,13 +87,22 @@ export class EffectProbes<N extends ClusterNode> {
     const timeoutMs = query.timeoutMs ?? 5_000;
     const wanted = query.phase === 'started';
     let last: Look = { effect: !wanted, detail: 'not probed' };
+    const cutOff = (afterMs: number) => ({
+      seen: false,
+      detail: `cut off by the phase's end; ${last.detail}`,
+      afterMs,
+    });
     for (;;) {
       query.signal?.throwIfAborted();
-      last = await this.look(query, answerBoundMs(timeoutMs)).catch((error: Error) => ({
+      if (query.cutOff?.aborted) return cutOff(Math.round(performance.now() - started));
+      const look = await this.look(query, answerBoundMs(timeoutMs)).catch((error: Error) => ({
         effect: !wanted,
         detail: `probe failed: ${error.message}`,
       }));
       const afterMs = Math.round(performance.now() - started);
+      // Read (in part) after the phase ended: its readings belong to the next phase, not this one (#20).
+      if (query.cutOff?.aborted) return cutOff(afterMs);
+      last = look;
       if (last.effect === wanted) return { seen: true, detail: last.detail, afterMs };
       if (afterMs >= timeoutMs) return { seen: false, detail: last.detail, afterMs };
       await sleep(Math.min(100, timeoutMs - afterMs), query.signal);
@@ -106,7 +122,7 @@ export class EffectProbes<N extends ClusterNode> {
       case 'latency':
         return this.slowed(node, answerMs);
       case 'clock':
-        return this.skewed(node);
+        return this.skewed(node, query.phase);
     }
   }
 
@@ -157,11 +173,14 @@ export class EffectProbes<N extends ClusterNode> {
    * against ours; ZooKeeper's uptime: against a reading taken before the fault). Healed: rate 1 again, and a wall
    * clock back on ours (a monotonic clock keeps its lead by design: it never steps back).
    */
-  private async skewed(node: N): Promise<Look> {
+  private async skewed(node: N, phase: EffectQuery['phase']): Promise<Look> {
     const read = this.sources.recipe.readClock;
     if (!read) return { effect: false, detail: 'this server has no clock to read' };
     const target = this.sources.probeTarget(node);
+    // Read before the readings, and again after them: a look the fault's start or heal fell inside proves nothing.
     const asked = this.requested.clock(node.id);
+    // A started look with no fault in force (not yet, or healed already) sees no effect of it, whatever it reads.
+    if (phase === 'started' && !asked) return { effect: false, detail: 'no clock fault in force' };
     // A drift of a few per mille is lost in a 400 ms window's noise (and within the 30 % tolerance below of
     // any rate near 1): measured apart, over a window long enough for it to show.
     if (asked && asked.rate !== 1 && Math.abs(asked.rate - 1) < SMALL_DRIFT) {
@@ -173,6 +192,10 @@ export class EffectProbes<N extends ClusterNode> {
     const rate = (second.reading.ms - first.reading.ms) / Math.max(1, second.realMs - first.realMs);
     const wall = second.reading.wall;
     const request = this.requested.clock(node.id);
+    if (!sameClockRequest(request, asked)) {
+      const what = `${request ? 'applied' : 'healed'} while the clock was being read`;
+      return { effect: phase === 'healed', detail: `the clock fault was ${what}` };
+    }
     const lead = wall
       ? second.reading.ms - second.realMs
       : request?.before
@@ -180,6 +203,10 @@ export class EffectProbes<N extends ClusterNode> {
         : undefined;
     const detail = `server clock runs at ${rate.toFixed(2)}x${lead === undefined ? '' : `, ${Math.round(lead)} ms ahead`}${request ? ` (asked: ${request.offsetMs} ms, ${request.rate}x)` : ''}`;
     const rateOff = (expected: number) => Math.abs(rate - expected) > 0.3 * expected;
+    // A clock running backwards (a step back inside the window) or implausibly fast is no reading of a rate:
+    // never the fault's effect, never a healed clock either.
+    if (!(rate > 0 && rate < MAX_PLAUSIBLE_RATE))
+      return { effect: phase === 'healed', detail: `${detail}: not a steady clock, no evidence` };
     if (!request) {
       // Healed: real speed, and a wall clock agrees with ours.
       return { effect: rateOff(1) || (wall && lead !== undefined && Math.abs(lead) > 500), detail };
@@ -270,4 +297,12 @@ export class EffectProbes<N extends ClusterNode> {
     );
     return { ms: Math.round(performance.now() - started), answered };
   }
+}
+
+type ClockRequest = ReturnType<RequestedFaults['clock']>;
+
+/** The same clock fault asked (or none at both times). */
+function sameClockRequest(a: ClockRequest, b: ClockRequest): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.offsetMs === b.offsetMs && a.rate === b.rate && a.before?.realMs === b.before?.realMs;
 }
