@@ -113,6 +113,19 @@ export function unconfirmedFaults(
 }
 
 /**
+ * Each fault the run asked for that it never applied (the schedule had no room for it, the seeded pick left it out,
+ * its moment never came): a run labelled with a fault that never happened says nothing about that fault (#20).
+ */
+export function unappliedFaults(
+  requested: readonly string[],
+  faults: readonly { fault: string; applied: boolean }[],
+): string[] {
+  return requested
+    .filter((name) => !faults.some((f) => f.fault === name && f.applied))
+    .map((name) => `fault ${name} requested but never applied`);
+}
+
+/**
  * A run whose faults were applied but not seen to take effect (or to end) cannot be cleared: what the checkers
  * judged may have run without the fault. Adds a `fault-effects` entry (unknown) and lowers an `ok` verdict to
  * `unknown`; a violation found stays `illegal`.
@@ -120,8 +133,10 @@ export function unconfirmedFaults(
 export function withFaultEffects(
   outcome: CheckOutcome,
   faults: Parameters<typeof unconfirmedFaults>[0],
+  /** The faults the run asked for: one never applied leaves the run at best `unknown` too. */
+  requested: readonly string[] = [],
 ): CheckOutcome {
-  const problems = unconfirmedFaults(faults);
+  const problems = [...unappliedFaults(requested, faults), ...unconfirmedFaults(faults)];
   if (problems.length === 0) return outcome;
   return {
     ...outcome,

@@ -45,8 +45,11 @@ export function faultSchedule(options: ScheduleOptions): { faults: ScheduledFaul
   if (scheduled.length === 0) return { faults, recoveryAtMs };
   const sessionMs = options.sessionMs ?? ttlMs;
   let at = Math.round(Math.min(durationMs * 0.1, ttlMs));
+  // Every listed fault has a slot before any repeats (#20: a run labelled with a fault that never got one says
+  // nothing about it); with one fault this draws exactly as a plain pick did, so its schedules are unchanged.
+  const unscheduled = [...scheduled];
   for (let i = 0; i < 1_000; i++) {
-    const fault = pick(random, scheduled);
+    const fault = pick(random, unscheduled.length > 0 ? unscheduled : scheduled);
     const heldMs = Math.round(ttlMs * (1.5 + 1.5 * random()));
     // An aimed fault's slot is a wait for its moment (a holder, a release), then the fault, sized by the
     // session: a stall of a session and more, half a session of outage and a restart. One that runs
@@ -56,7 +59,25 @@ export function faultSchedule(options: ScheduleOptions): { faults: ScheduledFaul
     const durationMsOf = !aimed ? heldMs : heldMs + 1_000 + (fault === 'delete-waiter-key' ? 0 : sessionMs);
     if (at + durationMsOf > recoveryAtMs) break;
     faults.push({ atMs: at, fault, durationMs: durationMsOf, ...(aimed ? { waitMs: heldMs } : {}) });
+    if (unscheduled.includes(fault)) unscheduled.splice(unscheduled.indexOf(fault), 1);
     at += durationMsOf + Math.round(ttlMs * (0.5 + random()));
   }
   return { faults, recoveryAtMs };
+}
+
+/**
+ * The listed faults (but the closing one) that the schedule of these options has no slot for: a run too short for
+ * its faults. With the shortest duration (whole seconds) at which every one of them has a slot, when there is one.
+ */
+export function unscheduledFaults(options: ScheduleOptions): { missing: FaultName[]; enoughMs?: number } {
+  const missingAt = (durationMs: number) => {
+    const { faults } = faultSchedule({ ...options, durationMs });
+    return options.faults.filter((f) => f !== CLOSING_FAULT && !faults.some((s) => s.fault === f));
+  };
+  const missing = missingAt(options.durationMs);
+  if (missing.length === 0) return { missing };
+  for (let s = Math.ceil(options.durationMs / 1_000) + 1; s <= 3_600; s++) {
+    if (missingAt(s * 1_000).length === 0) return { missing, enoughMs: s * 1_000 };
+  }
+  return { missing };
 }

@@ -108,7 +108,12 @@ export async function judgeRun(
   );
   // Faults applied but not seen to take effect (or to end) keep the run from being cleared (#20).
   // A client process that outlived its settled close() (hang-at-close's evidence) convicts the run.
-  const outcome = withCloseLeaks(withFaultEffects(checked, meta.faultsApplied), meta.faultsApplied);
+  // A requested fault never applied keeps it from being cleared too (a scenario applies faults of its own).
+  const requested = meta.scenario ? [] : meta.faults;
+  const outcome = withCloseLeaks(
+    withFaultEffects(checked, meta.faultsApplied, requested),
+    meta.faultsApplied,
+  );
   const results: RunResults = {
     id: meta.id,
     checkedAt: new Date().toISOString(),

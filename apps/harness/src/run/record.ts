@@ -4,10 +4,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadBackend } from '../backends/index.js';
 import type { BackendFactory, Deployment, Provider } from '../backends/types.js';
+import { recoveryPhaseMs } from '../check/checkers.js';
 import { HistoryCollector } from '../history/collector.js';
 import type { FaultWindowSummary } from '../nemesis/nemesis.js';
+import { unscheduledFaults } from '../nemesis/schedule.js';
 import { validateRun } from './compatibility.js';
-import type { ParsedRunOptions } from './options.js';
+import { OptionsError, type ParsedRunOptions } from './options.js';
 import { consoleProgress, linesTo, type ProgressSink } from './progress.js';
 import { resolveProvider } from './provider.js';
 import { runSettings, type ScenarioSettings } from './scenario-settings.js';
@@ -23,6 +25,11 @@ export interface RunHooks {
   sink?: ProgressSink;
   /** This run's place in a suite, shown with its status. */
   position?: { index: number; total: number };
+  /**
+   * A run too short for a slot of each of its faults is lengthened to the shortest that has one (the suite's
+   * cells, whose seed sets the schedule), instead of refused.
+   */
+  lengthenForFaults?: boolean;
 }
 
 /**
@@ -63,11 +70,15 @@ export interface Run {
 }
 
 /** Decides everything a run needs before it starts anything; refuses a combination that means nothing. */
-export async function newRun(options: ParsedRunOptions, hooks: RunHooks): Promise<Run> {
+export async function newRun(asked: ParsedRunOptions, hooks: RunHooks): Promise<Run> {
+  let options = asked;
   const factory = await loadBackend(options.backend);
   const scripted = runSettings(options.scenario, options.fault);
   const ttlMs = options.ttl ?? scripted.ttlMs ?? factory.defaultTtlMs;
   validateRun(options, factory);
+  const sessionMs = options.session ?? factory.sessionMs?.(ttlMs) ?? ttlMs;
+  const enoughMs = refuseTooShort(options, ttlMs, sessionMs, hooks.lengthenForFaults === true);
+  if (enoughMs !== undefined) options = { ...options, time: enoughMs };
   // The embedded backend runs no servers, so it has no provider to choose.
   const provider: Provider =
     hooks.deployment?.provider ??
@@ -81,7 +92,7 @@ export async function newRun(options: ParsedRunOptions, hooks: RunHooks): Promis
     factory,
     scripted,
     ttlMs,
-    sessionMs: options.session ?? factory.sessionMs?.(ttlMs) ?? ttlMs,
+    sessionMs,
     fencing:
       options.fencing && factory.safeFences && options.workload !== 'cron' && options.workload !== 'cas',
     provider,
@@ -98,6 +109,29 @@ export async function newRun(options: ParsedRunOptions, hooks: RunHooks): Promis
     faultsApplied: [],
     elapsedMs: 0,
   };
+}
+
+/** A run too short for a slot of each of its faults would be labelled with faults it never had (#20): refused. */
+function refuseTooShort(
+  options: ParsedRunOptions,
+  ttlMs: number,
+  sessionMs: number,
+  lengthen: boolean,
+): number | undefined {
+  if (options.scenario || options.fault.length === 0) return undefined;
+  const { missing, enoughMs } = unscheduledFaults({
+    seed: options.seed,
+    faults: options.fault,
+    durationMs: options.time,
+    ttlMs,
+    sessionMs,
+    recoveryMs: recoveryPhaseMs(options.backend, ttlMs, options.workload),
+  });
+  if (missing.length === 0) return undefined;
+  if (lengthen && enoughMs !== undefined) return enoughMs;
+  throw new OptionsError(
+    `--time ${options.time}ms is too short for its faults: no slot for ${missing.join(', ')} (TTL ${ttlMs} ms)${enoughMs ? `; this seed needs at least ${enoughMs / 1_000}s` : ''}`,
+  );
 }
 
 /** A progress line of this run. */
