@@ -1,4 +1,4 @@
-import { settleWithin } from '@fencekit/core';
+import { InvalidArgumentError, settleWithin } from '@fencekit/core';
 import { Redis, type RedisOptions } from 'ioredis';
 
 /**
@@ -43,10 +43,49 @@ export function isRedisInstance(value: unknown): value is Redis {
   );
 }
 
-export function openConnection(connection: RedisConnection, defaults: RedisOptions = {}): OpenedConnection {
+/** What a single-node connection may be, for the error that refuses anything else. */
+export const SINGLE_NODE_ACCEPTED = 'an ioredis Redis instance, ioredis connection options or a redis:// URL';
+
+/**
+ * Refuses a client instance that is not an ioredis `Redis` (an ioredis `Cluster` where one node is
+ * needed, a node-redis client, anything with `sendCommand` or `isCluster`) rather than let it be
+ * taken for connection options: spread into `new Redis({...})` it has no host or port, and fencekit
+ * would lock on localhost:6379 with nobody told. Options objects and URLs pass.
+ */
+export function assertSingleNodeConnection(
+  connection: unknown,
+  argument = 'connection',
+  accepted = SINGLE_NODE_ACCEPTED,
+): asserts connection is RedisConnection {
+  if (typeof connection === 'string' || isRedisInstance(connection)) return;
+  if (typeof connection !== 'object' || connection === null || Array.isArray(connection)) {
+    throw new InvalidArgumentError(argument, connection, accepted);
+  }
+  const kind = clientKind(connection);
+  if (kind !== undefined) throw new InvalidArgumentError(argument, kind, accepted);
+}
+
+/** What client `value` is, told by the members a client has and options never do; undefined for options. */
+function clientKind(value: object): string | undefined {
+  const candidate = value as { isCluster?: unknown; sendCommand?: unknown; constructor?: unknown };
+  if (candidate.isCluster === true) return 'an ioredis Cluster';
+  if (candidate.isCluster !== undefined || typeof candidate.sendCommand === 'function') {
+    const name = typeof candidate.constructor === 'function' ? candidate.constructor.name : '';
+    return `a client instance${name ? ` (${name})` : ''} that is not an ioredis Redis`;
+  }
+  return undefined;
+}
+
+export function openConnection(
+  connection: RedisConnection,
+  defaults: RedisOptions = {},
+  argument = 'connection',
+  accepted = SINGLE_NODE_ACCEPTED,
+): OpenedConnection {
   if (isRedisInstance(connection)) {
     return { redis: connection, owned: false, name: describe(connection) };
   }
+  assertSingleNodeConnection(connection, argument, accepted);
   const base: RedisOptions = {
     commandTimeout: DEFAULT_COMMAND_TIMEOUT_MS,
     maxRetriesPerRequest: 2,

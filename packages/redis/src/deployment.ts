@@ -82,7 +82,15 @@ export interface OpenedClient {
   readonly cluster: boolean;
 }
 
-/** Opens (or adopts) the connection `deployment` names; `defaults` apply to connections fencekit opens. */
+/** What `RedisLockClient` accepts as its connection, for the error that refuses anything else. */
+const DEPLOYMENT_ACCEPTED =
+  'an ioredis Redis or Cluster instance, ioredis connection options (with sentinels for Sentinel), { cluster: startup nodes } or a redis:// URL';
+
+/**
+ * Opens (or adopts) the connection `deployment` names; `defaults` apply to connections fencekit
+ * opens. A client instance it cannot use (not an ioredis Redis or Cluster) is refused, never taken
+ * for options of a connection to localhost:6379.
+ */
 export function openClient(deployment: RedisDeployment, defaults: RedisOptions = {}): OpenedClient {
   if (isClusterInstance(deployment)) {
     return { redis: deployment, owned: false, name: describeCluster(deployment), cluster: true };
@@ -102,7 +110,10 @@ export function openClient(deployment: RedisDeployment, defaults: RedisOptions =
     // its clients' connections: reconnecting at once asks the Sentinels for the new primary.
     defaults = { reconnectOnError: (error) => error.message.startsWith('READONLY'), ...defaults };
   }
-  return { ...openConnection(deployment as RedisConnection, defaults), cluster: false };
+  return {
+    ...openConnection(deployment as RedisConnection, defaults, 'connection', DEPLOYMENT_ACCEPTED),
+    cluster: false,
+  };
 }
 
 /** Whether the connection bounds each command itself (ioredis' `commandTimeout`, per node in a Cluster). */

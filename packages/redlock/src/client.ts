@@ -20,6 +20,7 @@ import {
   type TryAcquireOptions,
 } from '@fencekit/core';
 import {
+  assertSingleNodeConnection,
   closeConnection,
   DEFAULT_KEY_PREFIX,
   duplicateConnection,
@@ -41,6 +42,10 @@ import { RELEASE_STRAGGLERS_MS } from './bounds.js';
 import { Quorum } from './quorum.js';
 import { QuorumWake } from './quorum-wake.js';
 import { driftFor } from './timing.js';
+
+/** What one of Redlock's nodes may be: one independent Redis master, never a Cluster. */
+const NODE_ACCEPTED =
+  'one independent Redis master: an ioredis Redis instance (not a Cluster), ioredis connection options or a redis:// URL';
 
 export interface RedlockClientOptions {
   /** The independent masters: ioredis instances (left open by `close()`), options or URLs. */
@@ -135,10 +140,20 @@ export class RedlockClient implements LockClient<undefined> {
     this.#waiterTtlMs = options.waiterTtlMs ?? 3_000;
     assertTtlMs('waiterTtlMs', this.#waiterTtlMs);
     if (options.headGraceMs !== undefined) assertPositiveMs('headGraceMs', options.headGraceMs);
+    // Each node is one independent master: an ioredis Cluster (or any other client) is refused
+    // before a connection is opened, rather than taken for options of a connection to localhost.
+    options.nodes.forEach((node, i) => {
+      assertSingleNodeConnection(node, `nodes[${i}]`, NODE_ACCEPTED);
+    });
     // A down node must fail its part at once, not queue commands until it returns.
-    this.#connections = options.nodes.map((node) =>
+    this.#connections = options.nodes.map((node, i) =>
       // Every request already has its own per-node timeout (fanOut), so no per-command timer.
-      openConnection(node, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: undefined }),
+      openConnection(
+        node,
+        { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: undefined },
+        `nodes[${i}]`,
+        NODE_ACCEPTED,
+      ),
     );
     this.#untrackErrors = this.#connections.map((c) => trackConnectionState(c.redis));
     const channel = wakeChannel(this.#prefix, newOwnerToken());

@@ -2,6 +2,7 @@
 export { CANCEL_TIMEOUT_MS, CLOSE_BOUND_MS } from '../bounds.js';
 export { RedisLockClient, type RedisLockClientOptions } from '../client.js';
 export {
+  assertSingleNodeConnection,
   closeConnection,
   DEFAULT_COMMAND_TIMEOUT_MS,
   duplicateConnection,
