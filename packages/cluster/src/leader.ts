@@ -83,17 +83,19 @@ export async function zookeeperLeader(targets: readonly ProbeTarget[]): Promise<
 export async function etcdLeaderAgreement(
   targets: readonly ProbeTarget[],
   timeoutMs = 1000,
-): Promise<{ agreed: boolean; detail: string }> {
+): Promise<{ agreed: boolean; detail: string; silent: string[] }> {
   const statuses = await Promise.all(targets.map((t) => etcdStatus(t, timeoutMs).catch(() => undefined)));
   const named = statuses.map((s) => (s?.leader && s.leader !== '0' ? s.leader : undefined));
   const names = new Map(statuses.map((s, i) => [s?.header?.member_id, targets[i]!.id]));
+  // A member that did not answer (stopped, slow) is told apart from one that answered it has no leader (#20).
   const detail = targets
     .map(
       (t, i) =>
-        `${t.id}: ${named[i] === undefined ? 'no leader' : `leader ${names.get(named[i]) ?? named[i]}`}`,
+        `${t.id}: ${statuses[i] === undefined ? 'no answer' : named[i] === undefined ? 'no leader' : `leader ${names.get(named[i]) ?? named[i]}`}`,
     )
     .join(', ');
-  return { agreed: named[0] !== undefined && named.every((n) => n === named[0]), detail };
+  const silent = targets.filter((_, i) => statuses[i] === undefined).map((t) => t.id);
+  return { agreed: named[0] !== undefined && named.every((n) => n === named[0]), detail, silent };
 }
 
 /** One ZooKeeper member reports leader (or standalone) and every other one follower. */

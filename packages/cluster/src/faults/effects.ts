@@ -110,29 +110,35 @@ export class EffectProbes<N extends ClusterNode> {
   }
 
   private look(query: EffectQuery, answerMs: number): Promise<Look> {
-    if (query.fault === 'partition') return this.partitioned(query.node, answerMs);
+    if (query.fault === 'partition') return this.partitioned(query.node, answerMs, query.phase);
     const node = this.sources.node(String(query.node));
     switch (query.fault) {
       case 'kill':
-        return this.gone(node);
+        return this.gone(node, query.phase);
       case 'pause':
         return this.stopped(node);
       case 'cutClients':
-        return this.clientsCut(node, answerMs);
+        return this.clientsCut(node, answerMs, query.phase);
       case 'latency':
-        return this.slowed(node, answerMs);
+        return this.slowed(node, answerMs, query.phase);
       case 'clock':
         return this.skewed(node, query.phase);
     }
   }
 
-  /** Killed: no live process, or it does not serve. Healed (restarted): a live process that serves. */
-  private async gone(node: N): Promise<Look> {
+  /**
+   * Killed: no live process (a stopped or slow one is alive: not killed), and nothing serves its port. Healed
+   * (restarted): a live process that serves.
+   */
+  private async gone(node: N, phase: EffectQuery['phase']): Promise<Look> {
     const state = await this.sources.processState(node);
-    if (state === undefined || state === 'Z')
-      return { effect: true, detail: `process ${state ? 'a zombie' : 'gone'}` };
-    const serves = await this.sources.recipe.ready(this.sources.probeTarget(node)).catch(() => false);
-    return { effect: !serves, detail: `process state ${state}, ${serves ? 'serves' : 'does not serve yet'}` };
+    const serves = await this.sources.recipe.ready(this.sources.probeTarget(node)).then(
+      (ok) => ok !== false,
+      () => false,
+    );
+    const dead = state === undefined || state === 'Z';
+    const detail = `process ${dead ? (state ? 'a zombie' : 'gone') : `state ${state}`}, ${serves ? 'serves' : 'does not serve'}`;
+    return { effect: phase === 'started' ? dead && !serves : dead || !serves, detail };
   }
 
   /** Paused: the process is stopped (state T). */
@@ -145,23 +151,36 @@ export class EffectProbes<N extends ClusterNode> {
   }
 
   /** A request through the client proxy gets no answer in time (while the server itself is not asked). */
-  private async clientsCut(node: N, answerMs: number): Promise<Look> {
-    const { ms, answered } = await this.viaClients(node, answerMs);
+  private async clientsCut(node: N, answerMs: number, phase: EffectQuery['phase']): Promise<Look> {
+    const [{ ms, answered }, direct] = await Promise.all([
+      this.viaClients(node, answerMs),
+      this.timed(this.sources.probeTarget(node), answerMs),
+    ]);
+    const through = answered
+      ? `a request through the proxy answered in ${ms} ms`
+      : `a request through the proxy: no answer in ${answerMs} ms`;
+    const own = direct.answered
+      ? `its own port answered in ${direct.ms} ms`
+      : 'its own port: no answer either';
+    // Cut: the server answers on its own port but not through the clients' path (a stopped server answers neither).
     return {
-      effect: !answered,
-      detail: answered
-        ? `a request through the proxy answered in ${ms} ms`
-        : `a request through the proxy: no answer in ${answerMs} ms`,
+      effect: phase === 'started' ? !answered && direct.answered : !answered,
+      detail: `${through}; ${own}`,
     };
   }
 
   /** Requests through the proxy take at least the added latency longer than requests to the server's own port. */
-  private async slowed(node: N, answerMs: number): Promise<Look> {
+  private async slowed(node: N, answerMs: number, phase: EffectQuery['phase']): Promise<Look> {
     const added = this.requested.latencyMs(node.id) ?? 0;
     const direct = await this.timed(this.sources.probeTarget(node), answerMs);
     const proxied = await this.viaClients(node, answerMs);
     const extra = proxied.ms - direct.ms;
-    const effect = !proxied.answered || (added > 0 && extra >= added);
+    // Started: the proxy's answer (or its silence) is later than the server's own by half the asked latency at
+    // least (it is drawn with jitter), while the server itself answers: a server just as slow directly is not it.
+    const effect =
+      phase === 'started'
+        ? direct.answered && added > 0 && extra >= added / 2
+        : !proxied.answered || (added > 0 && extra >= added);
     return {
       effect,
       detail: `through the proxy ${proxied.answered ? `${proxied.ms} ms` : 'no answer'}, direct ${direct.ms} ms (added latency asked: ${added} ms)`,
@@ -265,7 +284,11 @@ export class EffectProbes<N extends ClusterNode> {
    * before the members themselves notice), or some member has no leader or names another one. Healed: the request
    * completes and every member names the same leader.
    */
-  private async partitioned(id: string | undefined, answerMs: number): Promise<Look> {
+  private async partitioned(
+    id: string | undefined,
+    answerMs: number,
+    phase: EffectQuery['phase'],
+  ): Promise<Look> {
     const { recipe } = this.sources;
     if (!recipe.leaderAgreement)
       return { effect: false, detail: 'these servers have no leader to ask about' };
@@ -280,7 +303,18 @@ export class EffectProbes<N extends ClusterNode> {
       quorum === undefined
         ? ''
         : `; a quorum request through ${id} ${quorum ? 'completed' : `did not complete in ${answerMs} ms`}`;
-    return { effect: !views.agreed || quorum === false, detail: `${views.detail}${through}` };
+    const detail = `${views.detail}${through}`;
+    if (phase === 'healed') return { effect: !views.agreed || quorum === false, detail };
+    // Started: a member that did not answer at all (stopped, slow) says nothing of a partition (#20); only members
+    // that answered count, and a quorum request failing through a member that did not answer either.
+    const silent = new Set(views.silent ?? []);
+    if (silent.size === 0) return { effect: !views.agreed || quorum === false, detail };
+    const answering = this.sources.members
+      .filter((n) => !silent.has(n.id))
+      .map((n) => this.sources.probeTarget(n));
+    const among = answering.length > 0 ? await recipe.leaderAgreement(answering) : undefined;
+    const split = among !== undefined && !among.agreed && (among.silent ?? []).length === 0;
+    return { effect: split || (quorum === false && id !== undefined && !silent.has(id)), detail };
   }
 
   private viaClients(node: N, answerMs: number): Promise<{ ms: number; answered: boolean }> {

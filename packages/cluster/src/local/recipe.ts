@@ -66,7 +66,10 @@ export interface LocalRecipe {
    * Whether every member agrees on one leader, asked of each member (etcd: its status' leader; ZooKeeper: its
    * `srvr` Mode), and what each said: a partition shows as members that lost or disagree on the leader.
    */
-  leaderAgreement?(targets: readonly ProbeTarget[]): Promise<{ agreed: boolean; detail: string }>;
+  /** `silent`: the members that gave no answer at all (not evidence of a partition: merely stopped or slow). */
+  leaderAgreement?(
+    targets: readonly ProbeTarget[],
+  ): Promise<{ agreed: boolean; detail: string; silent?: readonly string[] }>;
   /**
    * One reading of the server's own clock in ms, and whether it is a wall clock (comparable with ours) or only
    * runs (ZooKeeper's uptime); servers the clock shim can act on have one.
