@@ -36,24 +36,25 @@ describe('RedlockClient under a partition', () => {
     const [, , , , n5] = cluster.nodes as ClusterNode[];
     if (!n5) throw new Error('expected 5 nodes');
     // Every node through its proxy (none cut here), so n5 can be slowed down.
-    const client = clientReaching([], { nodeTimeoutMs: 500 });
+    const client = clientReaching([], { nodeTimeoutMs: 3_000 });
     const r = `slow-release-${randomUUID()}`;
     try {
       await (await client.acquire(`warm-${randomUUID()}`, { ttlMs: 2_000 })).release();
-      // n5 answers 60 ms late: acquire and release both return on the four fast nodes.
-      await cluster.faults.latency(n5.id, { ms: 30 });
+      // n5 answers 1 s late: acquire and release both return on the four fast nodes. (Slow enough that
+      // "returned before n5 answered" stays true on a machine loaded 40 deep: CI saw 60 ms fail there.)
+      await cluster.faults.latency(n5.id, { ms: 500 });
       const direct = new Redis(`redis://${n5.directEndpoint}`);
       try {
-        for (let i = 0; i < 8; i++) {
+        for (let i = 0; i < 4; i++) {
           const lease = await client.acquire(r, { ttlMs: 5_000, waitMs: 0 });
           // The previous release was still on its way to n5 when this acquire returned; n5 must
           // still have applied it first (one connection, in order) and granted this acquire too.
-          await new Promise((resolve) => setTimeout(resolve, 150));
+          await new Promise((resolve) => setTimeout(resolve, 1_500));
           expect(await direct.get(`fencekit:{${r}}:lock`)).toBe(lease.owner);
           const startedAt = monotonicNow();
           await lease.release();
-          // Returned on the four fast nodes, well before n5's 60 ms round trip.
-          expect(monotonicNow() - startedAt).toBeLessThan(50);
+          // Returned on the four fast nodes, before n5's 1 s round trip.
+          expect(monotonicNow() - startedAt).toBeLessThan(800);
         }
         await client.close();
         // close() waited for the last release on n5.
