@@ -37,6 +37,13 @@ const VERSION = (createRequire(import.meta.url)('../package.json') as { version:
 /** What was open before any command ran (stdio and the like): only what a command adds counts as left. */
 void process.stdout;
 void process.stderr;
+// A reader of our output that went away (`| head`) must not crash the run with exit 1, which means illegal, and
+// leave its processes behind (#20): the run goes on, heals and tears down, and exits by its verdict.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
+}
 const baseline = openResources();
 ignoreInheritedMutant();
 const progress = consoleProgress();

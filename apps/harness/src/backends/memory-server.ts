@@ -45,7 +45,10 @@ const server = await serveLines(socketPath, async (request) => {
 });
 
 process.send?.({ kind: 'ready' });
-process.on('SIGTERM', () => {
+const shutDown = () => {
   server.close();
   void locks.close().finally(() => process.exit(0));
-});
+};
+process.on('SIGTERM', shutDown);
+// Its parent (the harness) gone without a SIGTERM (it died): the IPC channel closes, and so does this (#20).
+process.on('disconnect', shutDown);

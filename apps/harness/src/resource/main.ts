@@ -24,6 +24,16 @@ process.on('message', (message: { kind: string }) => {
   if (message.kind === 'start') void start(message as StartMessage);
 });
 
+/** What to undo if the coordinator goes away without a `stop` (it died): nothing is left behind it (#20). */
+let cleanup: (() => void) | undefined;
+process.on('disconnect', () => {
+  try {
+    cleanup?.();
+  } finally {
+    process.exit(0);
+  }
+});
+
 async function start(config: StartMessage): Promise<void> {
   const store = new ResourceStore(config.dbPath, config.stock, config.fencing);
   const init: UnindexedEvent = {
@@ -39,6 +49,11 @@ async function start(config: StartMessage): Promise<void> {
     store,
     record: (event) => pipe.push(event),
   });
+  cleanup = () => {
+    server.close();
+    store.close();
+    rmSync(config.dbPath, { force: true });
+  };
   process.send?.({ kind: 'ready' });
   process.on('message', (message: { kind: string }) => {
     if (message.kind !== 'stop') return;
