@@ -25,12 +25,24 @@ export async function deployCluster(
   return {
     backend,
     provider,
-    endpoints: [...cluster.endpoints],
+    endpoints: [...cluster.endpoints, ...replicationEndpoints(cluster)],
     nodes: cluster.nodes.map((n) => n.id),
     faults: cluster.faults,
     leader: () => cluster.leader(),
     close: () => cluster.close(),
   };
+}
+
+/**
+ * What a client of replicated Redis needs besides the data nodes' endpoints, carried in the endpoint list (the
+ * one thing client processes are handed): `sentinel=<json>` (redis-sentinel: master name and Sentinels) and
+ * `natmap=<json>` (announced address → client endpoint). See redis-replicated.ts, which reads them back.
+ */
+function replicationEndpoints(cluster: Awaited<ReturnType<typeof startCluster>>): string[] {
+  const extra: string[] = [];
+  if (cluster.sentinel) extra.push(`sentinel=${JSON.stringify(cluster.sentinel)}`);
+  if (cluster.natMap) extra.push(`natmap=${JSON.stringify(cluster.natMap)}`);
+  return extra;
 }
 
 /** Where to find the servers the local provider runs, and how to install them. */

@@ -10,6 +10,10 @@ const loaders: Record<BackendName, () => Promise<BackendFactory>> = {
   redlock: async () => (await import('./redlock.js')).redlockBackend,
   zk: async () => (await import('./zk.js')).zkBackend,
   etcd: async () => (await import('./etcd.js')).etcdBackend,
+  'redis-sentinel': async () => (await import('./redis-replicated.js')).redisSentinelBackend,
+  'redis-cluster': async () => (await import('./redis-replicated.js')).redisClusterBackend,
+  'redis-sentinel-epoch': async () => (await import('./redis-replicated.js')).redisSentinelEpochBackend,
+  'redis-cluster-epoch': async () => (await import('./redis-replicated.js')).redisClusterEpochBackend,
 };
 
 export function loadBackend(name: BackendName): Promise<BackendFactory> {

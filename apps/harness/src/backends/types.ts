@@ -1,7 +1,17 @@
 import type { EffectQuery, Observation, Topology } from '@fencekit/cluster';
 import type { ElectionClient, Fence, Lease, LockClient } from '@fencekit/core';
 
-export const BACKENDS = ['memory', 'redis', 'redlock', 'zk', 'etcd'] as const;
+export const BACKENDS = [
+  'memory',
+  'redis',
+  'redlock',
+  'zk',
+  'etcd',
+  'redis-sentinel',
+  'redis-cluster',
+  'redis-sentinel-epoch',
+  'redis-cluster-epoch',
+] as const;
 export type BackendName = (typeof BACKENDS)[number];
 export type Provider = 'local' | 'docker';
 
@@ -30,8 +40,15 @@ export interface FaultDriver {
    */
   cutProcess?(pid: number, options: { reset: boolean }): Promise<number>;
   clock(node: string, spec: { offsetMs: number; rate?: number }): Promise<void>;
+  /** Replicated Redis only: a replica of the primary promoted (see @fencekit/cluster `Faults.failover`). */
+  failover?(options: { how: 'graceful' | 'kill'; node?: string }): Promise<{ from: string }>;
+  /** Replicated Redis only: the primary cut off with its clients while a replica is promoted. */
+  splitBrain?(options: { node?: string }): Promise<{ from: string }>;
   heal(): Promise<void>;
-  /** An independent probe of a fault's effect (@fencekit/cluster's); absent where there is none (memory). */
+  /**
+   * An independent probe of a fault's effect (@fencekit/cluster's); absent where there is none (memory). Where
+   * `failover` is offered it also takes @fencekit/cluster's `PromotionQuery` (see nemesis/observation.ts).
+   */
   observe?(query: EffectQuery): Promise<Observation>;
 }
 

@@ -26,6 +26,10 @@ const MEMORY_ANSWER_SLACK_MS = 2_000;
 export function documentedBounds(backend: BackendName, ttlMs: number, sessionMs?: number): DocumentedBounds {
   switch (backend) {
     case 'redis':
+    case 'redis-sentinel':
+    case 'redis-cluster':
+    case 'redis-sentinel-epoch':
+    case 'redis-cluster-epoch':
       // README "Options": every request is bounded (5 s; the harness keeps the default), so an acquire
       // whose first request hangs fails after that request; close() has its own bound.
       return {

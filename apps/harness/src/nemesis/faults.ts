@@ -1,3 +1,4 @@
+import type { PromotionQuery } from '@fencekit/cluster';
 import type { Deployment } from '../backends/types.js';
 import type { WorkloadName } from '../workloads/types.js';
 import { jumpMinority, slowMinority } from './minority.js';
@@ -39,6 +40,10 @@ export const FAULTS = {
     "make a majority of the servers' clocks run 0.8 % fast (inside Redlock's 1 % + 2 ms drift allowance) and stall a holder granted under it, as stall-holder does, until another client is granted",
   'hang-at-close':
     'SIGSTOP the leader (or one server) while the clients close at the end of the run; SIGCONT once they have closed, or after a bound',
+  failover:
+    "replicated Redis: promote a replica of the primary, gracefully (Sentinel's or CLUSTER FAILOVER, the old primary demoted alive) or by kill -9 of the primary (the seed picks); heal restarts a killed one and waits for the deployment to be whole",
+  'split-brain':
+    'replicated Redis: cut the primary off from its replicas, the other Sentinels and cluster nodes while its clients still reach it, until a replica is promoted on the other side; heal demotes the old primary, discarding what it took meanwhile',
 } as const;
 
 export type FaultName = keyof typeof FAULTS;
@@ -103,6 +108,8 @@ export interface FaultTarget {
   nodes?: string[];
   halves?: [string[], string[]];
   client?: number;
+  /** `failover`: how the replica was promoted. */
+  how?: 'graceful' | 'kill';
 }
 
 /** A started server fault: how to undo it. */
@@ -151,8 +158,44 @@ export async function startServerFault(
     case 'clock-drift':
       await faults.clock(node, { offsetMs: 0, rate: 3 });
       return { target: { node }, heal: healAll };
+    case 'failover': {
+      if (!faults.failover) throw new Error(`fault failover is not supported on ${deployment.backend}`);
+      const how = random() < 0.5 ? 'graceful' : 'kill';
+      const { from } = await faults.failover({ how });
+      await promoted(deployment, 'failover', from);
+      return { target: { node: from, how }, heal: healAll };
+    }
+    case 'split-brain': {
+      if (!faults.splitBrain) throw new Error(`fault split-brain is not supported on ${deployment.backend}`);
+      const { from } = await faults.splitBrain({});
+      await promoted(deployment, 'splitBrain', from);
+      return { target: { node: from }, heal: healAll };
+    }
     case 'latency':
       await faults.latency(node, { ms: Math.round(ttlMs / 4), jitterMs: Math.round(ttlMs / 8) });
       return { target: { node }, heal: healAll };
   }
+}
+
+/** How long a promotion fault's start waits for the promotion: the primary seen down (2 s), an election, the act. */
+const PROMOTION_WAIT_MS = 30_000;
+
+/**
+ * A failover or split brain is the promotion, not the call that sets it off: its start waits (bounded) until a
+ * replica is primary, so that the window the schedule holds it for is spent with two histories diverging, not
+ * waiting for the Sentinels (a kill is seen after 2 s and an election, longer on a loaded machine). Whatever
+ * this wait sees, the fault's own probe then looks again, independently; a promotion that never came is
+ * recorded unseen by it.
+ */
+async function promoted(
+  deployment: Deployment,
+  fault: 'failover' | 'splitBrain',
+  node: string,
+): Promise<void> {
+  const observe = deployment.faults.observe as unknown as
+    | ((q: PromotionQuery) => Promise<{ seen: boolean }>)
+    | undefined;
+  await observe
+    ?.call(deployment.faults, { fault, node, phase: 'started', timeoutMs: PROMOTION_WAIT_MS })
+    .catch(() => undefined);
 }

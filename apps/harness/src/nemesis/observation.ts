@@ -1,4 +1,10 @@
-import type { EffectQuery, ObservableFault, Observation } from '@fencekit/cluster';
+import type {
+  EffectQuery,
+  ObservableFault,
+  Observation,
+  PromotionFaultName,
+  PromotionQuery,
+} from '@fencekit/cluster';
 import type { Deployment } from '../backends/types.js';
 import type { CheckOutcome } from '../check/check.js';
 import { allSeen } from './client-probes.js';
@@ -18,7 +24,7 @@ export interface FaultObservation {
 }
 
 /** The cluster fault whose probe sees each harness fault's effect. */
-const EFFECT_OF: Readonly<Record<string, ObservableFault>> = {
+const EFFECT_OF: Readonly<Record<string, ObservableFault | PromotionFaultName>> = {
   partition: 'partition',
   isolate: 'partition',
   'cut-clients': 'cutClients',
@@ -32,6 +38,10 @@ const EFFECT_OF: Readonly<Record<string, ObservableFault>> = {
   // The aimed server faults: flicker kills and restarts a node, hang-at-close stops one while the clients close.
   flicker: 'kill',
   'hang-at-close': 'pause',
+  // Replicated Redis: a replica of the node primary by the authority (Sentinels, cluster views), and for a split
+  // brain the old one still calling itself primary; healed: the old primary a replica again.
+  failover: 'failover',
+  'split-brain': 'splitBrain',
 };
 
 /**
@@ -63,6 +73,21 @@ export async function observePhase(
     const why = effect === undefined ? `no independent probe for ${fault}` : 'this deployment has no probes';
     return { seen: false, detail: why, atMs: Math.round(called - startedAt) };
   }
+  if (effect === 'failover' || effect === 'splitBrain') {
+    if (target.node === undefined) {
+      return { seen: false, detail: `${fault} has no node to probe`, atMs: Math.round(called - startedAt) };
+    }
+    const promotion: PromotionQuery = {
+      fault: effect,
+      node: target.node,
+      phase,
+      timeoutMs: Math.max(500, Math.round(timeoutMs)),
+      ...(cutOff ? { signal: cutOff } : {}),
+    };
+    // Only replicated Redis offers failover, and its probes are @fencekit/cluster's, which take a PromotionQuery.
+    const observe = deployment.faults.observe as unknown as (q: PromotionQuery) => Promise<Observation>;
+    return probed(observe.call(deployment.faults, promotion), called, startedAt);
+  }
   const query: EffectQuery = {
     fault: effect,
     phase,
@@ -71,7 +96,16 @@ export async function observePhase(
     // A partition's probe also tries a quorum request through a member of the smaller side (halves[0]).
     ...((target.node ?? target.halves?.[0]?.[0]) ? { node: target.node ?? target.halves?.[0]?.[0] } : {}),
   };
-  const observation: Observation = await deployment.faults.observe(query).catch((error: Error) => ({
+  return probed(deployment.faults.observe(query), called, startedAt);
+}
+
+/** A probe's answer stamped on the run's clock; a probe that fails (or is cut off) is not seen, with the reason. */
+async function probed(
+  answer: Promise<Observation>,
+  called: number,
+  startedAt: number,
+): Promise<ObservedPhase> {
+  const observation: Observation = await answer.catch((error: Error) => ({
     seen: false,
     detail: `probe failed: ${error.message}`,
     afterMs: Math.round(performance.now() - called),

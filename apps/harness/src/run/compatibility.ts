@@ -12,6 +12,8 @@ const TOPOLOGY_FAULTS: Readonly<Record<string, TopologyFault>> = {
   'clock-drift': 'clock',
   'drift-majority': 'clock',
   'clock-jump-minority': 'clock',
+  failover: 'failover',
+  'split-brain': 'splitBrain',
 };
 
 /**

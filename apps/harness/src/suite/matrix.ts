@@ -162,8 +162,40 @@ export function suiteMatrix(short: boolean, seeds = short ? 1 : 3, firstSeed = F
         'a Redis restarted without persistence counts fences from 1 again: the resource refuses them',
       ),
     );
+    if (!short) entries.push(...replicatedRedis(firstSeed + s));
   }
   return entries;
+}
+
+/**
+ * Redis as people deploy it (issue #17): asynchronous replicas behind Sentinel, promoted by `failover` or a
+ * `split-brain`. A group of its own, in the full suite only: each run starts six servers and holds each fault
+ * for seconds of promotion, too slow for `--short` and CI. Predictions are from the runs measured in the README.
+ */
+function replicatedRedis(seed: number): SuiteEntry[] {
+  const r = { clients: 5, time: '30s', seed };
+  return [
+    e(
+      { ...r, backend: 'redis-sentinel', workload: 'mutex', fault: 'failover', fencing: false },
+      'illegal',
+      'a promoted replica never saw the last grants: two holders',
+    ),
+    e(
+      { ...r, backend: 'redis-sentinel', workload: 'inventory', fault: 'failover' },
+      'illegal',
+      'the fence counter rolls back with the promotion: a fence reused',
+    ),
+    e(
+      { ...r, backend: 'redis-sentinel', workload: 'inventory', fault: 'split-brain' },
+      'illegal',
+      'two primaries take grants: the fence counter is reused',
+    ),
+    e(
+      { ...r, backend: 'redis-sentinel-epoch', workload: 'inventory', fault: 'failover,split-brain' },
+      'report',
+      'epoch fences: no stale write accepted, the lock may still be held twice',
+    ),
+  ];
 }
 
 /** The suite's first seed unless `--seed` says otherwise. */
