@@ -36,6 +36,9 @@ export class FaultController<N extends ClusterNode> implements Faults {
   /** What was asked of each node, for the probes to compare the servers' behaviour with. */
   private readonly latencyAsked = new Map<string, number>();
   private readonly clockAsked = new Map<string, { offsetMs: number; rate: number; before?: ClockReading }>();
+  /** When each clock skew was asked (Date.now()), and the lead each clock had when last healed (`clockHealed`). */
+  private readonly clockSince = new Map<string, number>();
+  private readonly clockHealedAt = new Map<string, { leadMs: number; healedAtMs: number }>();
   private readonly probes: EffectProbes<N>;
   /** Per primary a promotion fault acted on, its shard then (itself and its replicas): what its probe looks at. */
   private readonly shards = new Map<string, string[]>();
@@ -55,7 +58,11 @@ export class FaultController<N extends ClusterNode> implements Faults {
         recipe: cluster.recipe,
         processState: (n) => primitives.processState(n),
       },
-      { latencyMs: (id) => this.latencyAsked.get(id), clock: (id) => this.clockAsked.get(id) },
+      {
+        latencyMs: (id) => this.latencyAsked.get(id),
+        clock: (id) => this.clockAsked.get(id),
+        clockHealed: (id) => this.clockHealedAt.get(id),
+      },
     );
   }
 
@@ -157,6 +164,7 @@ export class FaultController<N extends ClusterNode> implements Faults {
     // The server's clock before its first skew: what a probe of a clock that only runs (ZooKeeper's uptime) needs.
     const before = this.clockAsked.get(id)?.before ?? (await this.readClock(node));
     this.clockAsked.set(id, { offsetMs, rate, ...(before ? { before } : {}) });
+    if (!this.clockSince.has(id)) this.clockSince.set(id, Date.now());
     await this.primitives.writeClock(node, offsetMs, rate);
     this.skewed.add(id);
     await sleep(SHIM_PICKUP_MS);
@@ -235,6 +243,15 @@ export class FaultController<N extends ClusterNode> implements Faults {
     this.live();
     this.primitives.clients.heal();
     this.latencyAsked.clear();
+    // How far ahead each skewed clock ran as it is healed (a jump's offset, a fast drift's gain so far): what it
+    // granted under the skew (a Redis key's PX) may outlive the heal by that much on the server's real time (#20).
+    const now = Date.now();
+    for (const [id, asked] of this.clockAsked) {
+      const ranMs = now - (this.clockSince.get(id) ?? now);
+      const leadMs = Math.max(0, asked.offsetMs) + Math.max(0, (asked.rate - 1) * ranMs);
+      this.clockHealedAt.set(id, { leadMs: Math.round(leadMs), healedAtMs: now });
+    }
+    this.clockSince.clear();
     this.clockAsked.clear();
     await Promise.all([
       this.primitives.healLinks(),

@@ -44,6 +44,8 @@ export interface Look {
 export interface RequestedFaults {
   latencyMs(id: string): number | undefined;
   clock(id: string): { offsetMs: number; rate: number; before?: ClockReading } | undefined;
+  /** The lead a clock had over real time when its skew was last healed (Date.now()), if it was skewed. */
+  clockHealed?(id: string): { leadMs: number; healedAtMs: number } | undefined;
 }
 
 export interface ClockReading {
@@ -228,7 +230,19 @@ export class EffectProbes<N extends ClusterNode> {
       return { effect: phase === 'healed', detail: `${detail}: not a steady clock, no evidence` };
     if (!request) {
       // Healed: real speed, and a wall clock agrees with ours.
-      return { effect: rateOff(1) || (wall && lead !== undefined && Math.abs(lead) > 500), detail };
+      const off = rateOff(1) || (wall && lead !== undefined && Math.abs(lead) > 500);
+      // A wall clock's server (Redis) expires what it granted under the skew by that clock: a key set with PX
+      // while the clock ran ahead lives on that much past the heal. The effect ends when the longest such
+      // grant could have run out on the server's real time (#20).
+      const healed = wall ? this.requested.clockHealed?.(node.id) : undefined;
+      const outlastsMs = healed ? healed.healedAtMs + healed.leadMs - Date.now() : 0;
+      if (!off && outlastsMs > 0) {
+        return {
+          effect: true,
+          detail: `${detail}; what was granted under the ${healed?.leadMs} ms lead may live ${Math.round(outlastsMs)} ms more`,
+        };
+      }
+      return { effect: off, detail };
     }
     if (request.rate !== 1) return { effect: !rateOff(request.rate), detail };
     const tolerance = Math.max(500, Math.abs(request.offsetMs) / 10);
