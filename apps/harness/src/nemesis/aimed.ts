@@ -166,6 +166,9 @@ async function flicker(
   const downMs = Math.max(50, Math.round(context.sessionMs / 4));
   const node = await aimedNode(context, random);
   let killedAt = 0;
+  // The triggering request's own outcome (evidence only): the client's next event of that op.
+  const watching = new AbortController();
+  let answer: Promise<{ event: UnindexedEvent; client: ClientHandle } | undefined> | undefined;
   const started = await aimedStart(
     context,
     { fault: 'flicker', node },
@@ -177,6 +180,13 @@ async function flicker(
       ),
     `no client released or extended within ${waitMs} ms`,
     async (seen) => {
+      const { index } = seen.client;
+      const f = seen.event.f;
+      answer = context.nextEvent(
+        (event, client) => client.index === index && event.f === f,
+        10 * downMs + 10_000,
+        watching.signal,
+      );
       killedAt = nowNs();
       await faults.kill(node);
       return {
@@ -187,7 +197,10 @@ async function flicker(
       };
     },
   );
-  if (!started.ok) return { fault: 'flicker', target: { node }, applied: false, error: started.error };
+  if (!started.ok) {
+    watching.abort();
+    return { fault: 'flicker', target: { node }, applied: false, error: started.error };
+  }
   context.progress(`nemesis: flicker: ${node} killed on a ${started.result.trigger}`);
   // Independent probe (#20): the member is seen down before its restart, and serving after it.
   const { deployment, startedAt } = context;
@@ -200,7 +213,21 @@ async function flicker(
     outageMs = ms(nowNs() - killedAt);
     return { outageMs, sessionMs: context.sessionMs, withinSession: outageMs < context.sessionMs };
   });
-  const evidence = { ...started.result, outageMs, withinSession: outageMs < context.sessionMs };
+  // Met the outage: answered after the kill, or still unanswered at the restart. An answer from before the kill
+  // (or the client's next invoke of the op: its answer came with the invoke, before the watch began) missed it.
+  const pending = Symbol('pending');
+  const answered = answer ? await Promise.race([answer, Promise.resolve(pending)]) : pending;
+  watching.abort();
+  const requestMetOutage =
+    answered === pending ||
+    answered === undefined ||
+    (answered.event.type !== 'invoke' && answered.event.time > killedAt);
+  const evidence = {
+    ...started.result,
+    outageMs,
+    withinSession: outageMs < context.sessionMs,
+    requestMetOutage,
+  };
   const observed = {
     started: await down,
     healed: await observePhase(deployment, 'flicker', { node }, 'healed', 5_000, startedAt),

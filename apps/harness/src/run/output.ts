@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatHistoryEvent, type HistoryEvent, type Verdict } from '@fencekit/checker';
 import { type CheckOutcome, checkHistory } from '../check/check.js';
+import { withMissedAims } from '../nemesis/aim.js';
 import { withCloseLeaks } from '../nemesis/hang-at-close.js';
 import type { FaultWindowSummary } from '../nemesis/nemesis.js';
 import { withFaultEffects } from '../nemesis/observation.js';
@@ -108,10 +109,11 @@ export async function judgeRun(
   );
   // Faults applied but not seen to take effect (or to end) keep the run from being cleared (#20).
   // A client process that outlived its settled close() (hang-at-close's evidence) convicts the run.
-  // A requested fault never applied keeps it from being cleared too (a scenario applies faults of its own).
+  // A requested fault never applied keeps it from being cleared too (a scenario applies faults of its own),
+  // and so does an aimed fault that missed its aim in every window (aim.ts).
   const requested = meta.scenario ? [] : meta.faults;
   const outcome = withCloseLeaks(
-    withFaultEffects(checked, meta.faultsApplied, requested),
+    withMissedAims(withFaultEffects(checked, meta.faultsApplied, requested), meta.faultsApplied),
     meta.faultsApplied,
   );
   const results: RunResults = {
