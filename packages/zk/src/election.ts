@@ -10,6 +10,7 @@ import {
   DEFAULT_WAIT_MS,
   type Election,
   type ElectionClient,
+  IndeterminateError,
   isFencekitError,
   type LeaderInfo,
   LockAbortedError,
@@ -47,6 +48,8 @@ export class ZkElection implements Election {
   #closed = false;
   /** Background deletes of candidate nodes (`#withdraw`) still running; close() waits for them. */
   readonly #withdrawals = new BackgroundWork();
+  /** Leaders' nodes whose resign was not confirmed, by path: their background withdrawal. */
+  readonly #unconfirmed = new Map<string, Promise<void>>();
 
   constructor(name: string, options: ConnectOptions) {
     // Before the session opens: a refused name must leave nothing behind.
@@ -227,14 +230,53 @@ export class ZkElection implements Election {
       candidate,
       term,
       entry.path,
-      async () => {
-        await this.#queue.leave(entry);
+      () => this.#resign(entry),
+
+      () => {
+        this.#terms.delete(entry.path);
       },
-      () => this.#terms.delete(entry.path),
       () => this.session.aliveUntil(entry.generation),
     );
     this.#terms.set(entry.path, { leadership, entry });
     return leadership;
+  }
+
+  /**
+   * A leadership's withdrawal (resign, or the end of a term lost or unsure): deletes the leader's
+   * node, retrying for one session timeout. Unconfirmed by then, the node is withdrawn in the
+   * background until deleted or its session is gone (`SequentialQueue.withdraw`, close() waits for
+   * it), so the next candidate is elected once the ensemble answers again even though this session
+   * survives, and the caller gets `IndeterminateError`. A resign after an unconfirmed one waits up to
+   * one session timeout more for that background withdrawal: resolved once it is done, else
+   * `IndeterminateError` again.
+   */
+  async #resign(entry: QueueEntry): Promise<void> {
+    const pending = this.#unconfirmed.get(entry.path);
+    if (pending) {
+      const done = await settledWithin(pending, this.session.sessionTimeoutMs);
+      if (!done) {
+        throw new IndeterminateError(this.name, 'release', {
+          cause: new Error(`candidate node ${entry.path} not deleted yet: still withdrawing it`),
+        });
+      }
+      return;
+    }
+    try {
+      await this.#queue.leave(entry);
+    } catch (error) {
+      const background = this.#queue.withdraw(entry).then(
+        () => {},
+        () => {
+          // Not an answer we can act on (the session is closing or closed): the node goes with it.
+        },
+      );
+      this.#unconfirmed.set(entry.path, background);
+      this.#withdrawals.start(
+        background.finally(() => this.#unconfirmed.delete(entry.path)),
+        () => {},
+      );
+      throw new IndeterminateError(this.name, 'release', { cause: error });
+    }
   }
 
   /** Deletes a candidate node in the background; close() stops and awaits these. */
@@ -285,6 +327,19 @@ export class ZkElectionClient implements ElectionClient {
     await Promise.allSettled([...this.#elections].map((e) => e.close()));
     this.#elections.clear();
     if (this.#ownsSession) await this.session.close();
+  }
+}
+
+/** True once `promise` settles within `ms`, false if it is still pending then. */
+async function settledWithin(promise: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([promise.then(() => true as const), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

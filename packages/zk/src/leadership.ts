@@ -44,16 +44,33 @@ export class ZkLeadership implements Leadership {
       new LockLostError(this.election, reason, cause === undefined ? undefined : { cause }),
     );
     this.onEnd();
-    this.#resigning = this.withdraw().catch(() => {});
+    this.#withdrawOnce().catch(() => {
+      // Unconfirmed: the election withdraws the node in the background.
+    });
   }
 
+  /**
+   * Ends the term and withdraws the node. Throws `IndeterminateError` when the delete was not
+   * confirmed within one session timeout: the node is then withdrawn in the background until deleted
+   * or its session is gone, and calling `resign()` again waits for that (one session timeout more).
+   */
   resign(): Promise<void> {
     if (!this.#controller.signal.aborted) {
       this.#controller.abort(new LockLostError(this.election, 'resigned by its leader'));
       this.onEnd();
     }
-    this.#resigning ??= this.withdraw();
-    return this.#resigning;
+    return this.#withdrawOnce();
+  }
+
+  /** One withdrawal at a time; a confirmed one is kept, a failed one is tried again on the next call. */
+  #withdrawOnce(): Promise<void> {
+    if (this.#resigning) return this.#resigning;
+    const attempt = this.withdraw().catch((error: unknown) => {
+      if (this.#resigning === attempt) this.#resigning = undefined;
+      throw error;
+    });
+    this.#resigning = attempt;
+    return attempt;
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -203,6 +203,25 @@ export class SequentialQueue {
     }
   }
 
+  /**
+   * Deletes the entry's node in the background after a `leave` that got no answer: retries until the
+   * node is deleted or its session is gone (expired, replaced or closed), with no deadline of its own.
+   * It ends anyway: a session that cannot reach the ensemble is suspended once no answer vouches for
+   * it and treated as expired one session timeout later (`ZkSession`), and close() ends an owned one.
+   * Resolves true if it deleted the node, false if the node or its session was already gone.
+   */
+  async withdraw(entry: QueueEntry): Promise<boolean> {
+    for (;;) {
+      if (this.session.closed || this.session.generation !== entry.generation) return false;
+      try {
+        return await this.leave(entry);
+      } catch (error) {
+        if (!isUncertain(error)) throw error;
+        await sleep(RETRY_PAUSE_MS);
+      }
+    }
+  }
+
   #rememberEmpty(folder: string, nextSequence: number): void {
     if (this.#emptyAt.size >= 1_000 && !this.#emptyAt.has(folder)) this.#emptyAt.clear();
     this.#emptyAt.set(folder, nextSequence);
