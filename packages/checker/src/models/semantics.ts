@@ -155,21 +155,33 @@ export function applySemantics(
     if (model.partition !== undefined) why = `the ${modelName} model splits by key itself`;
     else if (concerned.length === 0) why = 'no op of the model (failed ops are dropped)';
     else {
-      const first = concerned.find((op) => !looksIndependent(op));
-      if (first === undefined) split = true;
-      else why = `op ${first.id} (${first.f} ${showValue(first.input ?? null)}) is no [key value] tuple`;
+      // Jepsen puts an op whose value is no tuple into every key's subhistory; auto tolerates such
+      // ops only when they carry no value (invoked with nil, and crashed, failed or read nil), so a
+      // plain history whose writes are scalars is never taken for an independent one.
+      const first = concerned.find((op) => !looksIndependent(op) && !isValueless(op));
+      if (first !== undefined)
+        why = `op ${first.id} (${first.f} ${showValue(first.input ?? null)}) is no [key value] tuple`;
+      else if (!concerned.some((op) => looksIndependent(op))) why = 'no op is a [key value] tuple';
+      else split = true;
     }
   }
   const keys = new Set<string>();
   if (split) {
     const names = keyNames(concerned);
+    const expanded: Operation[] = [];
     for (const op of concerned) {
       const input = op.input;
-      if (!isTuple(input))
-        throw new HistoryShapeError(
-          `op ${op.id}`,
-          `--independent on: ${op.f} ${showValue(input ?? null)} is no [key value] tuple`,
-        );
+      if (!isTuple(input)) {
+        if (names.size === 0)
+          throw new HistoryShapeError(
+            `op ${op.id}`,
+            `--independent on: ${op.f} ${showValue(input ?? null)} is no [key value] tuple`,
+          );
+        // As jepsen.independent does: an op that is no tuple belongs to every key's subhistory.
+        for (const name of new Set(names.values())) expanded.push({ ...op, key: name });
+        continue;
+      }
+      expanded.push(op);
       const key = input[0];
       op.key = names.get(canonicalJson(key)) as string;
       op.input = input[1];
@@ -184,6 +196,7 @@ export function applySemantics(
         op.output = output[1];
       }
     }
+    concerned.splice(0, concerned.length, ...expanded);
   }
 
   let nilReadsUnknown = 0;
@@ -222,6 +235,12 @@ export function applySemantics(
       ignored: { ops: ignored, byF },
     },
   };
+}
+
+/** An op invoked with nil whose completion says nothing either (crashed, failed, or a read of nil). */
+function isValueless(op: Operation): boolean {
+  if (op.input !== null && op.input !== undefined) return false;
+  return op.status !== 'ok' || op.output === null || op.output === undefined;
 }
 
 function isTuple(value: unknown): value is [unknown, unknown] {
