@@ -119,8 +119,8 @@ describe('replicated Redis backends (#17)', () => {
       full.map((x) => `${x.options.backend} ${x.options.workload} ${x.options.fault} ${x.expect}`),
     ).toEqual([
       'redis-sentinel mutex failover illegal',
-      'redis-sentinel inventory failover illegal',
-      'redis-sentinel inventory split-brain illegal',
+      'redis-sentinel inventory failover report',
+      'redis-sentinel inventory split-brain report',
       'redis-sentinel-epoch inventory failover,split-brain report',
     ]);
   });

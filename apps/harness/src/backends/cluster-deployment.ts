@@ -20,6 +20,8 @@ export async function deployCluster(
     nodes,
     provider,
     proxy: true,
+    // Replicated Redis forms slowly on a loaded machine (a redis-cluster start took over 30 s at load 60).
+    ...(topology === 'redis-sentinel' || topology === 'redis-cluster' ? { startTimeoutMs: 90_000 } : {}),
     ...(signal ? { signal } : {}),
   });
   return {

@@ -170,7 +170,8 @@ export function suiteMatrix(short: boolean, seeds = short ? 1 : 3, firstSeed = F
 /**
  * Redis as people deploy it (issue #17): asynchronous replicas behind Sentinel, promoted by `failover` or a
  * `split-brain`. A group of its own, in the full suite only: each run starts six servers and holds each fault
- * for seconds of promotion, too slow for `--short` and CI. Predictions are from the runs measured in the README.
+ * for seconds of promotion, too slow for `--short` and CI. Predictions are from the runs measured in the README:
+ * only the unfenced mutex was convicted every time; the fenced cells are reported (see README).
  */
 function replicatedRedis(seed: number): SuiteEntry[] {
   const r = { clients: 5, time: '30s', seed };
@@ -182,13 +183,13 @@ function replicatedRedis(seed: number): SuiteEntry[] {
     ),
     e(
       { ...r, backend: 'redis-sentinel', workload: 'inventory', fault: 'failover' },
-      'illegal',
-      'the fence counter rolls back with the promotion: a fence reused',
+      'report',
+      'the fence counter rolls back: fences reused, the resource refuses them (safe, writes refused)',
     ),
     e(
       { ...r, backend: 'redis-sentinel', workload: 'inventory', fault: 'split-brain' },
-      'illegal',
-      'two primaries take grants: the fence counter is reused',
+      'report',
+      'two primaries grant: fences reused, the resource refuses them (safe, writes refused)',
     ),
     e(
       { ...r, backend: 'redis-sentinel-epoch', workload: 'inventory', fault: 'failover,split-brain' },
