@@ -1,6 +1,6 @@
 /**
  * A value as JSON text for messages, with bigints as their digits (JSON.stringify throws on them) and
- * `undefined` as `undefined`. Control characters come out escaped, as JSON escapes them.
+ * `undefined` as `undefined`, infinities and NaN as EDN writes them (`##Inf`, not `null`). Control characters come out escaped, as JSON escapes them.
  */
 export function showValue(value: unknown): string {
   return write(value) ?? String(value);
@@ -10,8 +10,10 @@ function write(value: unknown): string | undefined {
   switch (typeof value) {
     case 'bigint':
       return value.toString();
-    case 'string':
     case 'number':
+      if (!Number.isFinite(value)) return Number.isNaN(value) ? '##NaN' : value > 0 ? '##Inf' : '##-Inf';
+      return JSON.stringify(value);
+    case 'string':
     case 'boolean':
       return JSON.stringify(value);
     case 'object': {

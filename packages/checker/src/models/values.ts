@@ -34,15 +34,19 @@ export function describeScalar(scalar: Scalar): string {
 
 /**
  * JSON with object keys sorted, so equal values encode equally. Integers are written exactly, a
- * bigint as its digits (so 5n and 5 encode alike, and 2^64 keeps every digit); `undefined` members
- * are left out as JSON leaves them.
+ * bigint as its digits (so 5n and 5 encode alike, and 2^64 keeps every digit), infinities and NaN
+ * as EDN writes them (`##Inf`, `##-Inf`, `##NaN`, never `null`); `undefined` members are left out as
+ * JSON leaves them.
  */
 export function canonicalJson(value: unknown): string {
   switch (typeof value) {
     case 'bigint':
       return value.toString();
-    case 'string':
     case 'number':
+      // JSON writes ##Inf, ##-Inf and ##NaN as null; EDN's own spelling keeps them apart (no JSON text has it).
+      if (!Number.isFinite(value)) return Number.isNaN(value) ? '##NaN' : value > 0 ? '##Inf' : '##-Inf';
+      return JSON.stringify(value);
+    case 'string':
     case 'boolean':
       return JSON.stringify(value);
     case 'object': {
