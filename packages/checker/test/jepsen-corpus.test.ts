@@ -208,6 +208,46 @@ describe('gzipped histories', () => {
     expect((await loadOperations(members)).map((op) => op.output)).toEqual([1, 1]);
   });
 
+  it('refuses a repeated :index naming both lines, as JSONL does (one was accepted, file order deciding)', async () => {
+    // A write completes at :index 1, a later read is invoked at :index 1 too and misses it.
+    const history = [
+      '[{:type :invoke, :f :write, :value 1, :process 0, :index 0}',
+      ' {:type :ok, :f :write, :value 1, :process 0, :index 1}',
+      ' {:type :invoke, :f :read, :value nil, :process 1, :index 1}',
+      ' {:type :ok, :f :read, :value 0, :process 1, :index 2}]',
+    ].join('\n');
+    const dup = join(dir, 'dup-index.edn');
+    await writeFile(dup, history);
+    const r = await run(dup, '--model', 'register', '--initial-value', '0');
+    expect(r.code).toBe(3);
+    expect(r.err).toMatch(
+      /dup-index\.edn:3: expected an :index of its own \(1 is already the index of line 2\)/,
+    );
+    expect(() => parseJepsenEdn(history, 'd.edn')).toThrow(/d\.edn:3: .*already the index of line 2/);
+    // One history written twice (op maps one after another, as a streamed history.edn), as two gzip
+    // members of one file: every :index twice.
+    const ops = [
+      '{:type :invoke, :f :write, :value 1, :process 0, :index 0}',
+      '{:type :ok, :f :write, :value 1, :process 0, :index 1}',
+      '{:type :invoke, :f :read, :value nil, :process 1, :index 2}',
+      '{:type :ok, :f :read, :value 1, :process 1, :index 3}',
+      '',
+    ].join('\n');
+    const twice = join(dir, 'twice.edn.gz');
+    await writeFile(twice, Buffer.concat([gzipSync(ops), gzipSync(ops)]));
+    await writeFile(join(dir, 'once.edn.gz'), gzipSync(ops));
+    expect((await run(join(dir, 'once.edn.gz'), '--model', 'register')).code).toBe(0);
+    const t = await run(twice, '--model', 'cas-register');
+    expect(t.code).toBe(3);
+    expect(t.err).toMatch(
+      /twice\.edn\.gz:5: expected an :index of its own \(0 is already the index of line 1\)/,
+    );
+    // Events without :index are numbered by position and never clash.
+    expect(
+      parseJepsenEdn('{:process 0, :type :invoke, :f :read}\n{:process 0, :type :ok, :f :read}'),
+    ).toHaveLength(2);
+  });
+
   it('refuses a gzip bomb with a typed error naming the file, before inflating it all', async () => {
     // 16 MiB of newlines in about 16 KiB: a ratio of 1000 to 1.
     const bomb = gzipSync(Buffer.alloc(16 * 2 ** 20, 10), { level: 9 });

@@ -25,9 +25,10 @@ export function parseJepsenEdn(
   const splitter = new EdnItemSplitter(file, Number.POSITIVE_INFINITY);
   const events: HistoryEvent[] = [];
   const nilKeyword = options.nilKeyword ?? true;
+  const indices = new Map<number, number>();
   const add = (items: EdnItem[]) => {
     for (const item of items) {
-      const event = itemToEvent(item, events.length, file, nilKeyword);
+      const event = itemToEvent(item, events.length, file, nilKeyword, indices);
       if (event === undefined) continue;
       events.push(event);
       lines?.push(item.line);
@@ -53,9 +54,10 @@ export async function* readJepsenEdn(
   const splitter = new EdnItemSplitter(name, options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES);
   let position = 0;
   const nilKeyword = options.nilKeyword ?? true;
+  const indices = new Map<number, number>();
   const events: [HistoryEvent, number][] = [];
   const add = (item: EdnItem) => {
-    const event = itemToEvent(item, position, name, nilKeyword);
+    const event = itemToEvent(item, position, name, nilKeyword, indices);
     if (event === undefined) return;
     position++;
     events.push([event, item.line]);
@@ -74,12 +76,13 @@ function itemToEvent(
   position: number,
   file: string,
   nilKeyword: boolean,
+  indices: Map<number, number>,
 ): HistoryEvent | undefined {
   const reader = new EdnReader(item.text, file, item.line);
   if (reader.atEnd()) return undefined;
   const raw = reader.read();
   if (!reader.atEnd()) throw new HistoryParseError(file, reader.line, 'one op map', 'more data after it');
-  return toEvent(raw, position, file, item.line, nilKeyword);
+  return toEvent(raw, position, file, item.line, nilKeyword, indices);
 }
 
 function toEvent(
@@ -88,6 +91,7 @@ function toEvent(
   file: string,
   line: number,
   nilKeyword: boolean,
+  indices: Map<number, number>,
 ): HistoryEvent {
   const bad = (expected: string, found: EdnValue | undefined): never => {
     throw new HistoryParseError(file, line, expected, found === undefined ? 'nothing' : ednText(found));
@@ -117,6 +121,19 @@ function toEvent(
   )
     bad(':time as a number below 2^53', time);
   if (index !== undefined && !Number.isSafeInteger(index)) bad(':index as an integer below 2^53', index);
+  if (typeof index === 'number') {
+    // An :index orders the history: two events with one (a line repeated, a history written twice, as two
+    // gzip members of one file) leave their order to chance. Bad input naming both lines, as in JSONL.
+    const before = indices.get(index);
+    if (before !== undefined)
+      throw new HistoryParseError(
+        file,
+        line,
+        `an :index of its own (${index} is already the index of line ${before})`,
+        `:index ${index}`,
+      );
+    indices.set(index, line);
+  }
   const event: HistoryEvent = {
     index: typeof index === 'number' ? index : position,
     time: typeof time === 'number' ? time : position,
