@@ -156,6 +156,23 @@ describe('the Jepsen EDN corpus (test/data/jepsen/expected.tsv)', () => {
     expect((await run(file, '--model', 'multi-register')).code).toBe(1);
   });
 
+  it('refuses a cas under --model register naming the op (it was left out: a swapped value went unseen)', async () => {
+    const history = [
+      '[{:type :invoke, :f :write, :value 1, :process 0, :index 0}',
+      ' {:type :ok, :f :write, :value 1, :process 0, :index 1}',
+      ' {:type :invoke, :f :cas, :value [1 2], :process 1, :index 2}',
+      ' {:type :ok, :f :cas, :value [1 2], :process 1, :index 3}',
+      ' {:type :invoke, :f :read, :value nil, :process 2, :index 4}',
+      ' {:type :ok, :f :read, :value 1, :process 2, :index 5}]',
+    ].join('\n');
+    const path = join(dir, 'cas-under-register.edn');
+    await writeFile(path, history);
+    const r = await run(path, '--model', 'register');
+    expect(r.code).toBe(3);
+    expect(r.err).toMatch(/op 1: .*register model has no cas \(cas \[1,2\] by process 1\)/);
+    expect((await run(path, '--model', 'cas-register')).code).toBe(1);
+  });
+
   it('leaves out ops of an f the model has no operation for, and says which', async () => {
     const { code, out } = await run(join(CORPUS, 'tagged-literals.edn'), '--model', 'register', '--json');
     expect(code).toBe(0);
