@@ -20,7 +20,7 @@ describe('the start probe of a server fault', () => {
   it('counts nothing read after the heal began', async () => {
     let restarting = false;
     let healAt = 0;
-    const node = { id: 'n1', endpoint: '127.0.0.1:1' };
+    const node = { id: 'n1', endpoint: '127.0.0.1:1', directEndpoint: '127.0.0.1:1' };
     const sources = {
       recipe: { ready: async () => !restarting },
       members: [node],
@@ -65,7 +65,9 @@ describe('the start probe of a server fault', () => {
     expect(summary?.applied).toBe(true);
     const started = summary?.observed?.started;
     expect(started?.seen, started?.detail).toBe(false);
-    // Whatever it recorded, it was read before the heal.
-    expect(started?.atMs ?? 0).toBeLessThanOrEqual(Math.ceil(healAt - startedAt) + 5);
+    // A look in flight when the heal began finishes after it (its 150 ms reading), so a "not seen" may be
+    // stamped a little after the heal; what must never happen is a sighting read after it. (Asserting the
+    // stamp of a "not seen" too failed 1 in 3 on a loaded machine: 651 ms against 508.)
+    if (started?.seen) expect(started.atMs).toBeLessThanOrEqual(Math.ceil(healAt - startedAt) + 5);
   }, 30_000);
 });

@@ -12,7 +12,7 @@ describe('the probes of a server stopped by someone else (no fault applied)', ()
   let pid: number;
   beforeAll(async () => {
     cluster = await startCluster({ topology: 'etcd', nodes: 3, provider: 'local' });
-    pid = Number(cluster.members.find((m) => m.id === 'n2')?.pid);
+    pid = Number(cluster.nodes.find((m) => m.id === 'n2')?.pid);
     process.kill(pid, 'SIGSTOP');
     await new Promise((r) => setTimeout(r, 300));
   }, 120_000);

@@ -15,7 +15,7 @@ describe('a Redis clock jump healed', () => {
   afterAll(async () => cluster?.close(), 60_000);
 
   it('is not seen healed while a key set with PX under the jump still lives', async () => {
-    const [host, port] = cluster.members[0]!.endpoint.split(':') as [string, string];
+    const [host, port] = cluster.nodes[0]!.directEndpoint.split(':') as [string, string];
     const redis = (...args: string[]) => redisCommand(host, Number(port), args, 2_000);
     await cluster.faults.clock('n1', { offsetMs: 3_000 });
     const started = await cluster.faults.observe({
