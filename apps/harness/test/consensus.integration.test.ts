@@ -24,7 +24,7 @@ describe.each(['zk', 'etcd'] as const)('%s', (backend) => {
         workload: 'inventory',
         fault: 'pause-client,isolate,kill',
         clients: 4,
-        time: '10s',
+        time: '15s',
         seed: 1,
         out,
       },

@@ -21,7 +21,7 @@ beforeAll(async () => {
       workload: 'inventory',
       fault: 'pause-server,kill,clock-jump,cut-clients,latency',
       clients: 3,
-      time: '10s',
+      time: '15s',
       seed: 5,
       out,
     },

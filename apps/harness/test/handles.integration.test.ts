@@ -46,7 +46,7 @@ describe('a run leaves no handle behind', () => {
       workload: 'inventory',
       fault: 'pause-client,kill',
       clients: 3,
-      time: '3s',
+      time: '6s',
       out,
     }));
 
@@ -56,7 +56,7 @@ describe('a run leaves no handle behind', () => {
       workload: 'inventory',
       fault: 'cut-clients,kill',
       clients: 3,
-      time: '4s',
+      time: '7s',
       out,
     }));
 
@@ -70,7 +70,7 @@ describe('a run leaves no handle behind', () => {
         workload: 'inventory',
         fault: 'clock-jump,clock-drift',
         clients: 3,
-        time: '6s',
+        time: '11s',
         out,
       }),
     120_000,

@@ -86,7 +86,7 @@ export class EffectProbes<N extends ClusterNode> {
   /** Probes every 100 ms until the phase's state is seen or `timeoutMs` passes. */
   async observe(query: EffectQuery): Promise<Observation> {
     const started = performance.now();
-    const timeoutMs = query.timeoutMs ?? 5_000;
+    const timeoutMs = (query.timeoutMs ?? 5_000) + this.outlastingLeadMs(query);
     const wanted = query.phase === 'started';
     let last: Look = { effect: !wanted, detail: 'not probed' };
     const cutOff = (afterMs: number) => ({
@@ -109,6 +109,17 @@ export class EffectProbes<N extends ClusterNode> {
       if (afterMs >= timeoutMs) return { seen: false, detail: last.detail, afterMs };
       await sleep(Math.min(100, timeoutMs - afterMs), query.signal);
     }
+  }
+
+  /**
+   * A healed clock's effect lasts until what the server granted under its lead has run out (see the clock look):
+   * the heal probe waits that long on top of its own bound, or it would give up while the effect is still known
+   * to last (CI saw Redlock's scripted clock jump end "not healed" with 576 ms of a 6 s lead left).
+   */
+  private outlastingLeadMs(query: EffectQuery): number {
+    if (query.fault !== 'clock' || query.phase !== 'healed' || query.node === undefined) return 0;
+    const healed = this.requested.clockHealed?.(query.node);
+    return healed ? Math.max(0, healed.healedAtMs + healed.leadMs - Date.now()) : 0;
   }
 
   private look(query: EffectQuery, answerMs: number): Promise<Look> {
