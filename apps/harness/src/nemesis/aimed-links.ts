@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { UnsupportedFaultError } from '../backends/types.js';
 import { nowNs } from '../history/clock.js';
 import type { UnindexedEvent } from '../history/event.js';
@@ -13,6 +13,7 @@ import {
   nemesisOp,
 } from './context.js';
 import type { ObservedPhase } from './observation.js';
+import { socketInodes } from './proc-sockets.js';
 
 /**
  * Faults on one holder's links to the servers, through the fault proxies (`Faults.cutProcess`: the proxies
@@ -291,25 +292,6 @@ function tcpRows(ports: ReadonlySet<number>): TcpRow[] {
     }
   }
   return rows;
-}
-
-function socketInodes(pid: number): Set<string> {
-  const inodes = new Set<string>();
-  let fds: string[] = [];
-  try {
-    fds = readdirSync(`/proc/${pid}/fd`);
-  } catch {
-    return inodes;
-  }
-  for (const fd of fds) {
-    try {
-      const link = readlinkSync(`/proc/${pid}/fd/${fd}`);
-      if (link.startsWith('socket:[')) inodes.add(link.slice(8, -1));
-    } catch {
-      // closed meanwhile
-    }
-  }
-  return inodes;
 }
 
 /** The ports of the client-facing endpoints (the proxies). */

@@ -1,10 +1,11 @@
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { readdir, readFile, readlink } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createConnection } from 'node:net';
 import type { EffectQuery, Observation } from '@fencekit/cluster';
 import { sleep } from '../workloads/util.js';
 import type { LinkCount } from './aimed-links.js';
 import type { ObservedPhase } from './observation.js';
+import { socketInodes, socketInodesAsync } from './proc-sockets.js';
 
 /*
  * Independent probes of the faults the harness applies itself (#20): a client process stopped and continued
@@ -91,26 +92,6 @@ export function observeClientStop(
     timeoutMs,
     startedAt,
   );
-}
-
-/** The inodes of the sockets `pid` holds open (its /proc fd links), empty when it has gone. */
-function socketInodes(pid: number): Set<string> {
-  const sockets = new Set<string>();
-  let fds: string[];
-  try {
-    fds = readdirSync(`/proc/${pid}/fd`);
-  } catch {
-    return sockets;
-  }
-  for (const fd of fds) {
-    try {
-      const link = readlinkSync(`/proc/${pid}/fd/${fd}`);
-      if (link.startsWith('socket:[')) sockets.add(link.slice(8, -1));
-    } catch {
-      // closed meanwhile
-    }
-  }
-  return sockets;
 }
 
 const TCP_TABLES = ['/proc/self/net/tcp', '/proc/self/net/tcp6'];
@@ -335,20 +316,13 @@ export function cutShown(
   return { effect: received === 0 && sinceMs >= quietMs, detail };
 }
 
-/** The inodes of the sockets `pid` holds open, read without blocking (empty when it has gone). */
-async function socketInodesOf(pid: number): Promise<Set<string>> {
-  const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
-  const links = await Promise.all(fds.map((fd) => readlink(`/proc/${pid}/fd/${fd}`).catch(() => '')));
-  return new Set(links.filter((link) => link.startsWith('socket:[')).map((link) => link.slice(8, -1)));
-}
-
 /**
  * The established connections `pid` has open to any of `ports`, by socket inode, read without blocking: the
  * kernel's TCP tables take tens of ms to read on a busy host (75-225 ms at load 28), and the fault proxies
  * whose resets are being watched run on this event loop.
  */
 export async function linksOf(pid: number, ports: ReadonlySet<number>): Promise<Set<string>> {
-  const [tables, inodes] = await Promise.all([readTables(), socketInodesOf(pid)]);
+  const [tables, inodes] = await Promise.all([readTables(), socketInodesAsync(pid)]);
   const open = establishedTo(tables, ports);
   return new Set([...inodes].filter((inode) => open.has(inode)));
 }
