@@ -223,14 +223,19 @@ describe('whole runs: every applied fault carries what the probes saw', () => {
       expect(f.observed?.started?.seen, JSON.stringify(f)).toBe(true);
       expect(f.observed?.healed?.seen, JSON.stringify(f)).toBe(true);
     }
-    // Every applied fault confirmed; the only entry left (#20) names the listed faults that never applied (an
-    // aimed one whose moment did not come in its slot on a loaded machine).
+    // Every applied fault confirmed; the only entries left (#20) name the listed faults that never applied (an
+    // aimed one whose moment did not come in its slot on a loaded machine) and aimed faults that acted but missed
+    // their aim (a flicker whose release was answered before the outage): never an unobserved fault.
     const never = r.meta.faults
       .filter((name) => !applied.some((f) => f.fault === name))
       .map((name) => `fault ${name} requested but never applied`);
     const effects = results.checkers['fault-effects'];
-    if (never.length === 0) expect(effects, JSON.stringify(effects)).toBeUndefined();
-    else expect(effects?.error, JSON.stringify(effects)).toBe(never.join('; '));
+    const parts = effects?.error?.split('; ') ?? [];
+    const missedAims = parts.filter((part) => / applied but its aim was not met: /.test(part));
+    for (const missed of missedAims) expect(applied.map((f) => f.fault)).toContain(missed.split(' ')[0]);
+    if (never.length === 0 && missedAims.length === 0)
+      expect(effects, JSON.stringify(effects)).toBeUndefined();
+    else expect(parts, JSON.stringify(effects)).toEqual([...never, ...missedAims]);
   }, 120_000);
 });
 
