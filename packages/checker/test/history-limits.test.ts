@@ -455,6 +455,24 @@ describe('EDN strings', () => {
   });
 });
 
+describe('EDN characters', () => {
+  it('reads a lone \\ ending a line as the character newline at the top level as inside a map (CI fuzz find)', async () => {
+    // Inside a map the line end after `\` was already its character; at the top level the item was cut
+    // before it ("expected a character after \, found end of input" on line 1), so a file whose line 2
+    // was not UTF-8 was reported for line 1 instead.
+    const nested = () => parseJepsenEdn('{:process 0 :type :invoke :f :write :value \\\n}', 'n.edn');
+    expect(nested()[0]?.value).toBe('\n');
+    const top = () => parseJepsenEdn('\\\n{:process 0 :type :invoke :f :write :value 1}', 't.edn');
+    expect(top).toThrow(/t\.edn:1: expected an op map like .*, found "\\"\\\\n\\""/);
+    const streamed = Readable.from([Buffer.concat([Buffer.from('\\\n'), Buffer.from([0xff, 0x0a])])]);
+    const events: HistoryEvent[] = [];
+    const read = async () => {
+      for await (const [e] of readJepsenEdn(streamed, 's.edn')) events.push(e);
+    };
+    await expect(read()).rejects.toThrow(/s\.edn:1: expected an op map like/);
+  });
+});
+
 describe('porcupine log parsing time', () => {
   it('reads lines with 200 000 spaces in linear time (16 s for 160 000 before)', () => {
     const spaces = ' '.repeat(200_000);

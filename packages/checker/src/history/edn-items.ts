@@ -124,8 +124,12 @@ export class EdnItemSplitter {
         if (--this.#depth === 0) start = this.#valueDone(done, text, start, i + 1);
       }
     }
-    // A line end ends an atom (it is whitespace); anything else goes on to the next line.
-    if (this.#inAtom) start = this.#atomDone(done, text, start, n);
+    // A line end ends an atom (it is whitespace); anything else goes on to the next line. A lone `\`
+    // ending the line is the character newline, as inside a collection, where the line end is kept.
+    if (this.#inAtom && this.#atomStart === n - 1 && text.charCodeAt(n - 1) === 92) {
+      this.#inAtom = false;
+      start = this.#valueDone(done, `${text}\n`, start, n + 1);
+    } else if (this.#inAtom) start = this.#atomDone(done, text, start, n);
     if (this.#inItem) {
       // The item goes on: keep the rest of this line and its line end, so the reader counts lines right.
       this.#append(text.slice(start));
