@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { defineProject, mergeConfig, type ViteUserConfig } from 'vitest/config';
+import { configDefaults, defineProject, mergeConfig, type ViteUserConfig } from 'vitest/config';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
 
@@ -12,6 +12,14 @@ const sourceAliases = [
   { find: /^@fencekit\/([a-z]+)$/, replacement: `${root}packages/$1/src/index.ts` },
 ];
 
+/**
+ * Seeded fault matrices (`*.matrix.test.ts` files under test/: whole harness runs over several seeds, backends and
+ * faults) take minutes each, so they run in the main job (`npm run test:matrix`, which sets
+ * FENCEKIT_MATRIX=1) rather than in every test run: that keeps CI's suite well under its 30 minutes.
+ */
+const matrixOnly = process.env.FENCEKIT_MATRIX === '1';
+const MATRIX_FILES = 'test/**/*.matrix.test.ts';
+
 /** One Vitest project per package; a package adds its own globalSetup, timeouts or pool here. */
 export function fencekitProject(name: string, overrides: ViteUserConfig = {}) {
   return mergeConfig(
@@ -19,7 +27,8 @@ export function fencekitProject(name: string, overrides: ViteUserConfig = {}) {
       resolve: { alias: sourceAliases },
       test: {
         name,
-        include: ['test/**/*.test.ts'],
+        include: matrixOnly ? [MATRIX_FILES] : ['test/**/*.test.ts'],
+        exclude: matrixOnly ? configDefaults.exclude : [...configDefaults.exclude, MATRIX_FILES],
         testTimeout: 30_000,
         hookTimeout: 240_000,
       },
