@@ -134,9 +134,41 @@ export const QUIT_TIMEOUT_MS = 1_000;
 
 /**
  * QUIT, bounded: a server that does not answer within `timeoutMs` (or an error) gets its socket
- * destroyed. Resolves once the socket is closed, so nothing of the connection outlives it.
+ * destroyed. Resolves once the socket is closed, so nothing of the connection outlives it; a connection
+ * found through Sentinel has its Sentinel subscriptions (ioredis' `failoverDetector`) closed the same way.
  */
 export async function closeConnection(redis: Redis, timeoutMs = QUIT_TIMEOUT_MS): Promise<void> {
+  const watchers = new Set(sentinelWatchers(redis));
+  await closeOwnSocket(redis, timeoutMs);
+  // Read again: a failover seen during the QUIT replaced the detector (and its connections).
+  for (const watcher of sentinelWatchers(redis)) watchers.add(watcher);
+  await Promise.all([...watchers].map((watcher) => closeOwnSocket(watcher, 0)));
+}
+
+/**
+ * The Sentinel connections of ioredis' `failoverDetector` (a `+switch-master` subscription on each
+ * Sentinel) behind a connection found through Sentinel. ioredis closes them only in `disconnect()`,
+ * never after an answered QUIT, and then only half (a 2 s timer destroys them): left alone they keep
+ * the process alive after close(). Not in ioredis' declared types; set by every 5.x SentinelConnector.
+ */
+function sentinelWatchers(redis: Redis): Redis[] {
+  const detector = (
+    redis as unknown as {
+      connector?: {
+        failoverDetector?: { isDisconnected?: boolean; sentinels?: { client?: Redis }[] } | null;
+      };
+    }
+  ).connector?.failoverDetector;
+  if (detector === undefined || detector === null || !Array.isArray(detector.sentinels)) return [];
+  // A `+switch-master` arriving while they close must not make the closed connection reconnect.
+  detector.isDisconnected = true;
+  return detector.sentinels.flatMap((sentinel) =>
+    isRedisInstance(sentinel.client) ? [sentinel.client] : [],
+  );
+}
+
+/** QUIT (bounded), then the socket destroyed: see `closeConnection`. */
+async function closeOwnSocket(redis: Redis, timeoutMs: number): Promise<void> {
   let quit = false;
   await settleWithin(
     redis.quit().then(() => {
