@@ -5,6 +5,7 @@ import { Readable } from 'node:stream';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  EdnChar,
   type HistoryEvent,
   HistoryParseError,
   HistoryReadAbortedError,
@@ -22,6 +23,7 @@ import {
   parsePorcupineLog,
   readHistoryJsonl,
   readJepsenEdn,
+  showValue,
 } from '../src/history/index.js';
 import { checkLinearizable } from '../src/linearizability/index.js';
 import { casRegister, register } from '../src/models/index.js';
@@ -362,6 +364,22 @@ describe('exact integers', () => {
     );
   });
 
+  it('reads hex integers as large as the 1000-digit cap allows (830 hex digits; 251 were refused), and refuses more', () => {
+    const read = (token: string) =>
+      parseJepsenEdn(`{:process 0 :type :invoke :f :write :value ${token}}`)[0]?.value;
+    const most = `0x${'f'.repeat(830)}`;
+    expect(read(most)).toBe(BigInt(most));
+    expect(String(read(most)).length).toBe(1000);
+    expect(read(`-0x${'0'.repeat(2000)}1f`)).toBe(-31);
+    expect(() => read(`0x${'f'.repeat(831)}`)).toThrow(
+      /expected hex integers of at most 830 digits, found "831 digits"/,
+    );
+    // Ratios get the same room: 1000 digits over 1000 digits.
+    expect(showValue(read(`-1/${'7'.repeat(1000)}`))).toBe(`-1/${'7'.repeat(1000)}`);
+    expect(() => read(`1/${'7'.repeat(1001)}`)).toThrow(/ratios of integers of at most 1000 digits/);
+    expect(() => read('1/0')).toThrow(/a ratio with a denominator other than 0/);
+  });
+
   it('refuses times and indices past 2^53, which cannot be ordered exactly', () => {
     expect(() =>
       parseHistoryJsonl('{"index":0,"time":9007199254740993,"process":1,"type":"invoke","f":"w","value":1}'),
@@ -461,9 +479,9 @@ describe('EDN characters', () => {
     // before it ("expected a character after \, found end of input" on line 1), so a file whose line 2
     // was not UTF-8 was reported for line 1 instead.
     const nested = () => parseJepsenEdn('{:process 0 :type :invoke :f :write :value \\\n}', 'n.edn');
-    expect(nested()[0]?.value).toBe('\n');
+    expect(nested()[0]?.value).toEqual(new EdnChar('\n'));
     const top = () => parseJepsenEdn('\\\n{:process 0 :type :invoke :f :write :value 1}', 't.edn');
-    expect(top).toThrow(/t\.edn:1: expected an op map like .*, found "\\"\\\\n\\""/);
+    expect(top).toThrow(/t\.edn:1: expected an op map like .*, found "\\\\newline"/);
     const streamed = Readable.from([Buffer.concat([Buffer.from('\\\n'), Buffer.from([0xff, 0x0a])])]);
     const events: HistoryEvent[] = [];
     const read = async () => {

@@ -85,7 +85,10 @@ export async function check(file: string, options: CliOptions): Promise<Outcome>
   if (options.initialValue !== undefined && options.model === undefined)
     throw new BadInputError('--initial-value needs a --model');
   const semantics: SemanticsName = options.semantics ?? (format === 'edn' ? 'knossos' : 'strict');
-  const initial = options.initialValue === undefined ? undefined : parseInitialValue(options.initialValue);
+  const initial =
+    options.initialValue === undefined
+      ? undefined
+      : parseInitialValue(options.initialValue, format === 'edn');
   let model: AnyModel | undefined =
     options.model === undefined ? undefined : modelWithInitialValue(options.model, initial);
   if (options.model !== undefined && model === undefined)

@@ -1,25 +1,19 @@
+import {
+  EdnChar,
+  EdnDecimal,
+  EdnFloat,
+  EdnSet,
+  EdnSymbol,
+  ednTypeText,
+  Keyword,
+  Ratio,
+  Tagged,
+} from './edn-types.js';
 import { HistoryParseError } from './errors.js';
 import { exactNumber, JsonShapeError } from './json.js';
-import { MAX_EVENT_COLLECTIONS, MAX_EVENT_VALUES, MAX_NESTING } from './read-options.js';
+import { MAX_EVENT_COLLECTIONS, MAX_EVENT_VALUES, MAX_INTEGER_DIGITS, MAX_NESTING } from './read-options.js';
 
-/** An EDN keyword, kept apart from strings while reading so `:nemesis` and `"nemesis"` can be told apart. */
-export class Keyword {
-  constructor(readonly name: string) {}
-  toString(): string {
-    return `:${this.name}`;
-  }
-}
-
-/**
- * A tagged literal: `#inst "…"`, `#uuid "…"`, `#object[…]`, a record `#jepsen.foo.Bar{…}`: the tag
- * (without `#`) and the value it tags. Kept apart from the plain value so nothing reads alike by accident.
- */
-export class Tagged {
-  constructor(
-    readonly tag: string,
-    readonly value: EdnValue,
-  ) {}
-}
+export { EdnChar, EdnDecimal, EdnFloat, EdnSet, EdnSymbol, Keyword, Ratio, Tagged };
 
 /**
  * An EDN map read as a JS Map, since EDN keys are often keywords rather than strings. Keyword keys
@@ -32,7 +26,13 @@ export type EdnValue =
   | bigint
   | string
   | Keyword
-  | Tagged
+  | EdnSymbol
+  | EdnChar
+  | EdnFloat
+  | Ratio
+  | EdnDecimal
+  | Tagged<EdnValue>
+  | EdnSet<EdnValue>
   | EdnValue[]
   | Map<EdnValue, EdnValue>;
 
@@ -65,6 +65,9 @@ const NAMED_CHARACTERS: Readonly<Record<string, string>> = Object.assign(Object.
   backspace: '\b',
 });
 
+// 16^830 < 10^1000 < 16^831: hex integers get the room decimal ones have (MAX_INTEGER_DIGITS).
+const MAX_HEX_DIGITS = 830;
+
 // Symbols: what Clojure prints, Java class names with `$` (`clojure.core$fn__123`) included.
 const SYMBOL = /^[\p{L}*+!\-_?<>=/.$&%][\p{L}\p{N}*+!\-_?<>=/.#':$&%]*$/u;
 
@@ -80,10 +83,12 @@ const ESCAPES: Readonly<Record<string, string>> = Object.assign(Object.create(nu
 });
 
 /**
- * A reader for the EDN Jepsen histories hold: maps, vectors, lists, sets (as arrays in a canonical
- * order, so `#{1 2}` and `#{2 1}` read alike), keywords, strings, characters (as strings), integers
- * (big ones as bigint), floats (`##Inf`, `##NaN` too), nil, booleans, symbols (as strings; `$` and
- * `&` allowed, as in Java class names), tagged literals (`Tagged`), `#_` discards and `;` comments.
+ * A reader for the EDN Jepsen histories hold: maps, vectors and lists (arrays), sets (`EdnSet`, in a
+ * canonical order, so `#{1 2}` and `#{2 1}` read alike), keywords, strings, characters (`EdnChar`),
+ * integers (big ones as bigint), floats (`EdnFloat`, `##Inf`, `##NaN` too), ratios, decimals, nil,
+ * booleans, symbols (`EdnSymbol`; `$` and `&` allowed, as in Java class names), tagged literals
+ * (`Tagged`), `#_` discards and `;` comments. Every type JSON lacks stays its own object (see
+ * edn-types.ts), so values compare as Clojure's `=` does.
  * Tracks lines so every error names where it happened.
  */
 export class EdnReader {
@@ -214,14 +219,14 @@ export class EdnReader {
     const next = this.text[this.#pos + 1];
     if (next === '{') {
       this.#pos += 2;
-      return inCanonicalOrder(this.#readSeq('}'));
+      return new EdnSet(inCanonicalOrder(this.#readSeq('}')));
     }
     if (next === '#') {
       this.#pos += 2;
       const name = this.#readToken('##Inf, ##-Inf or ##NaN');
-      if (name === 'Inf') return Number.POSITIVE_INFINITY;
-      if (name === '-Inf') return Number.NEGATIVE_INFINITY;
-      if (name === 'NaN') return Number.NaN;
+      if (name === 'Inf') return new EdnFloat(Number.POSITIVE_INFINITY);
+      if (name === '-Inf') return new EdnFloat(Number.NEGATIVE_INFINITY);
+      if (name === 'NaN') return new EdnFloat(Number.NaN);
       return this.#fail('##Inf, ##-Inf or ##NaN', `##${name}`);
     }
     this.#pos++;
@@ -235,8 +240,12 @@ export class EdnReader {
     return new Tagged(tag, this.read());
   }
 
-  /** `\c`, `\newline`, `\u00e9`: a character, read as a one-character string. */
-  #readCharacter(): string {
+  /** `\c`, `\newline`, `\u00e9`: a character (never `=` to the one-character string). */
+  #readCharacter(): EdnChar {
+    return new EdnChar(this.#readCharacterText());
+  }
+
+  #readCharacterText(): string {
     const start = ++this.#pos;
     if (start >= this.text.length) this.#fail('a character after \\', 'end of input');
     // The first character is taken whatever it is (`\(`, `\ `); a name runs on to the next delimiter.
@@ -339,27 +348,50 @@ export class EdnReader {
     if (token === 'true') return true;
     if (token === 'false') return false;
     if (token.length < 10 && /^-?\d+$/.test(token)) return Number(token);
-    // Integers stay exact: a number when safe, else a bigint (`N` marks a big integer, `M` a decimal
-    // that is an integer here).
-    if (/^[+-]?\d+[NM]?$/.test(token)) {
-      try {
-        return exactNumber(token.replace(/^\+|[NM]$/g, ''));
-      } catch (error) {
-        if (error instanceof JsonShapeError) this.#fail(error.expected, error.found);
-        throw error;
-      }
+    // Integers stay exact: a number when safe, else a bigint (`N` marks a big integer, the same
+    // category as any integer under Clojure's =).
+    if (/^[+-]?\d+N?$/.test(token)) return this.#integer(token.replace(/^\+|N$/g, ''));
+    // Floats and decimals (`M`) are numbers of their own kind: (= 1 1.0) and (= 1 1M) are false.
+    const decimal = /^[+-]?\d+(\.\d*)?([eE][+-]?\d+)?M$/.exec(token);
+    if (decimal !== null) {
+      if (token.length > MAX_INTEGER_DIGITS + 10)
+        this.#fail(`decimals of at most ${MAX_INTEGER_DIGITS} digits`, `${token.length} characters`);
+      return new EdnDecimal(token.slice(0, -1));
     }
-    if (/^[+-]?(\d+\.\d*|\d+)([eE][+-]?\d+)?M?$/.test(token)) return Number(token.replace(/M$/, ''));
-    // Clojure's hex integers (`#object[java.lang.Thread 0x1a2b …]` prints identity hashes so) and ratios.
-    const hex = /^([+-]?)0[xX]([0-9a-fA-F]{1,250})N?$/.exec(token);
+    if (/^[+-]?(\d+\.\d*|\d+)([eE][+-]?\d+)?$/.test(token)) return new EdnFloat(Number(token));
+    // Clojure's hex integers (`#object[java.lang.Thread 0x1a2b …]` prints identity hashes so): at most
+    // 830 hex digits, the most that stays under 10^1000, as decimal integers are capped at 1000 digits.
+    const hex = /^([+-]?)0[xX]([0-9a-fA-F]+)N?$/.exec(token);
     if (hex !== null) {
-      const n = BigInt(`0x${hex[2]}`) * (hex[1] === '-' ? -1n : 1n);
+      const digits = (hex[2] as string).replace(/^0+(?=.)/, '');
+      if (digits.length > MAX_HEX_DIGITS)
+        this.#fail(`hex integers of at most ${MAX_HEX_DIGITS} digits`, `${digits.length} digits`);
+      const n = BigInt(`0x${digits}`) * (hex[1] === '-' ? -1n : 1n);
       return Number.isSafeInteger(Number(n)) ? Number(n) : n;
     }
-    const ratio = /^([+-]?\d{1,300})\/(\d{1,300})$/.exec(token);
-    if (ratio !== null) return Number(ratio[1]) / Number(ratio[2]);
-    if (SYMBOL.test(token)) return token;
+    const ratio = /^([+-]?\d+)\/(\d+)$/.exec(token);
+    if (ratio !== null) {
+      const [numerator, denominator] = [ratio[1] as string, ratio[2] as string];
+      if (numerator.length > MAX_INTEGER_DIGITS + 1 || denominator.length > MAX_INTEGER_DIGITS)
+        this.#fail(`ratios of integers of at most ${MAX_INTEGER_DIGITS} digits`, token.slice(0, 20));
+      const d = BigInt(denominator);
+      if (d === 0n) this.#fail('a ratio with a denominator other than 0', token);
+      const r = new Ratio(BigInt(numerator.replace(/^\+/, '')), d);
+      // Clojure reads a ratio that reduces to an integer (4/2) as that integer.
+      if (r.denominator === 1n) return this.#integer(r.numerator.toString());
+      return r;
+    }
+    if (SYMBOL.test(token)) return new EdnSymbol(token);
     return this.#fail('a value', token);
+  }
+
+  #integer(token: string): number | bigint {
+    try {
+      return exactNumber(token);
+    } catch (error) {
+      if (error instanceof JsonShapeError) this.#fail(error.expected, error.found);
+      throw error;
+    }
   }
 
   #readToken(what: string): string {
@@ -409,28 +441,17 @@ function inCanonicalOrder(items: EdnValue[]): EdnValue[] {
 }
 
 function canonical(value: EdnValue): string {
-  if (value === null) return 'nil';
-  if (value instanceof Keyword) return value.toString();
-  if (value instanceof Tagged) return `#${value.tag} ${canonical(value.value)}`;
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(canonical).join(' ')}]`;
-  if (value instanceof Map) {
-    const entries = [...value].map(([k, v]) => `${canonical(k)} ${canonical(v)}`);
-    return `{${entries.sort().join(', ')}}`;
-  }
-  return String(value);
+  return ednText(value);
 }
 
 /** An EDN value written back as EDN text (for messages): keywords with their colon, strings quoted. */
 export function ednText(value: EdnValue): string {
   if (value === null) return 'nil';
-  if (value instanceof Keyword) return value.toString();
-  if (value instanceof Tagged) return `#${value.tag} ${ednText(value.value)}`;
   if (Array.isArray(value)) return `[${value.map(ednText).join(' ')}]`;
   if (value instanceof Map)
     return `{${[...value].map(([k, v]) => `${ednText(k)} ${ednText(v)}`).join(', ')}}`;
   if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'number' && !Number.isFinite(value))
     return Number.isNaN(value) ? '##NaN' : value > 0 ? '##Inf' : '##-Inf';
-  return String(value);
+  return ednTypeText(value, (v) => ednText(v as EdnValue), false) ?? String(value);
 }

@@ -1,5 +1,18 @@
-export { EdnReader, type EdnValue, ednText, Keyword, keywordValue, Tagged } from './edn.js';
+export { EdnReader, type EdnValue, ednText, keywordValue } from './edn.js';
 export { EdnItemSplitter } from './edn-items.js';
+export {
+  type EdnAtom,
+  EdnChar,
+  EdnDecimal,
+  EdnFloat,
+  EdnMap,
+  EdnSet,
+  EdnSymbol,
+  isEdnAtom,
+  Keyword,
+  Ratio,
+  Tagged,
+} from './edn-types.js';
 export {
   HistoryParseError,
   HistoryReadAbortedError,

@@ -1,6 +1,17 @@
 import type { Readable } from 'node:stream';
-import { EdnReader, type EdnValue, ednText, Keyword, keywordValue, Tagged } from './edn.js';
+import {
+  EdnFloat,
+  EdnReader,
+  EdnSet,
+  EdnSymbol,
+  type EdnValue,
+  ednText,
+  Keyword,
+  keywordValue,
+  Tagged,
+} from './edn.js';
 import { type EdnItem, EdnItemSplitter } from './edn-items.js';
+import { EdnMap } from './edn-types.js';
 import { HistoryParseError } from './errors.js';
 import { readLines, textLines } from './lines.js';
 import { DEFAULT_MAX_EVENT_BYTES, type ReadOptions } from './read-options.js';
@@ -12,8 +23,7 @@ const OP_TYPES: ReadonlySet<string> = new Set<OpType>(['invoke', 'ok', 'fail', '
 /**
  * Reads a Jepsen EDN history: either one vector of op maps or op maps one after another (as in
  * porcupine's kv files). `{:process 0, :type :invoke, :f :write, :value 3}` becomes a `HistoryEvent`;
- * keywords become their names, vectors arrays, nil null, maps plain objects, integers past 2^53
- * bigints. Without `:time` an event's time is its position in the file, which is the order Jepsen
+ * `:process`, `:type` and `:f` keywords become their names; a value keeps its EDN types (see `plain`). Without `:time` an event's time is its position in the file, which is the order Jepsen
  * recorded. `lines`, if given, receives the line each event starts on.
  */
 export function parseJepsenEdn(
@@ -102,18 +112,20 @@ function toEvent(
   const process = keywordValue(raw, 'process');
   const type = keywordValue(raw, 'type');
   const f = keywordValue(raw, 'f');
-  const time = keywordValue(raw, 'time');
+  const rawTime = keywordValue(raw, 'time');
+  const time = rawTime instanceof EdnFloat ? rawTime.value : rawTime;
   const index = keywordValue(raw, 'index');
   const key = keywordValue(raw, 'key');
   const error = keywordValue(raw, 'error');
   let pid: ProcessId;
   if (typeof process === 'number') pid = process;
-  else if (process instanceof Keyword || typeof process === 'string')
-    pid = process instanceof Keyword ? process.name : process;
+  else if (process instanceof Keyword || process instanceof EdnSymbol) pid = process.name;
+  else if (typeof process === 'string') pid = process;
   else return bad(':process as an integer or keyword', process);
   if (!(type instanceof Keyword) || !OP_TYPES.has(type.name))
     return bad(':type as :invoke, :ok, :fail or :info', type);
-  if (!(f instanceof Keyword) && typeof f !== 'string') return bad(':f as a keyword', f);
+  if (!(f instanceof Keyword) && !(f instanceof EdnSymbol) && typeof f !== 'string')
+    return bad(':f as a keyword', f);
   // Bigints are refused: positions and times must compare exactly as numbers.
   if (
     time !== undefined &&
@@ -139,7 +151,7 @@ function toEvent(
     time: typeof time === 'number' ? time : position,
     process: pid,
     type: type.name as OpType,
-    f: f instanceof Keyword ? f.name : (f as string),
+    f: f instanceof Keyword || f instanceof EdnSymbol ? f.name : (f as string),
     value: plain(keywordValue(raw, 'value') ?? null, nilKeyword),
   };
   if (key !== undefined && key !== null) event.key = keyText(plain(key, nilKeyword));
@@ -152,38 +164,17 @@ function keyText(key: unknown): string {
 }
 
 /**
- * EDN value → plain JS value: keywords to their names (`:nil` to null when `nilKeyword`, as knossos
- * histories write it), maps to objects, sets and lists to arrays, `#inst` and `#uuid` to their
- * strings, other tagged literals to `{"#tag": value}`. A map's keyword key `:a` becomes `"a"`; a
- * string key stays as written (`":a"` stays `":a"`), and one that would collide with a keyword key of
- * the same map (`{:a 1, "a" 2}`) is written as JSON text (`"\"a\""`), so no entry is lost.
+ * EDN value → history value: vectors and lists to arrays; strings, integers (bigints past 2^53),
+ * booleans and nil as themselves (`:nil` to nil when `nilKeyword`, as knossos histories write it);
+ * maps to `EdnMap`, and keywords, symbols, characters, floats, ratios, decimals, sets and tagged
+ * literals as their own objects (edn-types.ts), so no two values Clojure's `=` tells apart read alike.
  */
 export function plain(value: EdnValue, nilKeyword = true): unknown {
-  if (value instanceof Keyword) return nilKeyword && value.name === 'nil' ? null : value.name;
-  if (value instanceof Tagged) {
-    if ((value.tag === 'inst' || value.tag === 'uuid') && typeof value.value === 'string') return value.value;
-    return { [`#${value.tag}`]: plain(value.value, nilKeyword) };
-  }
+  if (value instanceof Keyword) return nilKeyword && value.name === 'nil' ? null : value;
+  if (value instanceof Tagged) return new Tagged(value.tag, plain(value.value, nilKeyword));
   if (Array.isArray(value)) return value.map((v) => plain(v, nilKeyword));
-  if (value instanceof Map) {
-    const out: Record<string, unknown> = {};
-    let names: Set<string> | undefined;
-    for (const [k, v] of value) {
-      let key: string;
-      if (k instanceof Keyword) key = k.name;
-      else if (typeof k === 'string') {
-        names ??= new Set([...value.keys()].flatMap((n) => (n instanceof Keyword ? [n.name] : [])));
-        key = names.has(k) ? JSON.stringify(k) : k;
-      } else key = keyText(plain(k, nilKeyword));
-      // Defined, not assigned: a key named `__proto__` is data, not the object's prototype.
-      Object.defineProperty(out, key, {
-        value: plain(v, nilKeyword),
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    }
-    return out;
-  }
+  if (value instanceof EdnSet) return new EdnSet(value.items.map((v) => plain(v, nilKeyword)));
+  if (value instanceof Map)
+    return new EdnMap([...value].map(([k, v]) => [plain(k, nilKeyword), plain(v, nilKeyword)] as const));
   return value;
 }

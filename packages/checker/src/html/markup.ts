@@ -1,3 +1,5 @@
+import { showValue } from '../history/show.js';
+
 /** Text or attribute value made safe for HTML and inline SVG. */
 export function esc(value: unknown): string {
   return String(value).replace(/[&<>"']/g, (c) => ENTITIES[c] ?? c);
@@ -24,9 +26,7 @@ export function brief(value: unknown, max = 120): string {
   let text: string;
   if (value === undefined) text = '';
   else if (typeof value === 'string') text = value;
-  else
-    text =
-      JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)) ?? String(value);
+  else text = showValue(value);
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 

@@ -3,7 +3,7 @@ import { showValue } from '../history/show.js';
 import type { Operation } from '../history/types.js';
 import { describeOperation, type Inconsistent, inconsistent, type Model } from './model.js';
 import { hashString } from './mutex.js';
-import { describeScalar, type Scalar, toScalar, unsupported } from './values.js';
+import { describeScalar, field, type Scalar, toScalar, unsupported } from './values.js';
 
 /** The resource's value and the highest fence it has accepted. */
 export interface FencedState {
@@ -39,19 +39,19 @@ export function fencedRegister(initial: unknown = null): Model<FencedState, Fenc
       if (op.f === 'read')
         return { read: true, value: known ? toScalar(op.output) : null, fence: 0n, known, accepted: false };
       if (op.f !== 'write') return unsupported('fenced-register', op);
-      const input = op.input as { value?: unknown; fence?: unknown } | null;
-      if (input === null || typeof input !== 'object' || input.fence === undefined) {
+      const fence = field(op.input, 'fence');
+      if (fence === undefined || fence === null) {
         throw new HistoryShapeError(
           `op ${op.id}`,
           `a fenced write needs {value, fence}, got ${showValue(op.input)}`,
         );
       }
-      const out = op.output as { accepted?: unknown } | boolean | null | undefined;
-      const refused = out === false || (out !== null && typeof out === 'object' && out.accepted === false);
+      const out = op.output;
+      const refused = out === false || field(out, 'accepted') === false;
       return {
         read: false,
-        value: toScalar(input.value),
-        fence: BigInt(input.fence as string),
+        value: toScalar(field(op.input, 'value')),
+        fence: BigInt(fence as string),
         known,
         accepted: !refused,
       };

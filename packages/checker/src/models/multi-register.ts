@@ -1,8 +1,9 @@
+import { EdnMap, Keyword } from '../history/edn-types.js';
 import { HistoryShapeError } from '../history/errors.js';
 import { showValue } from '../history/show.js';
 import type { Operation } from '../history/types.js';
 import { describeOperation, type Inconsistent, inconsistent, type Model } from './model.js';
-import { type Scalar, toScalar, unsupported } from './values.js';
+import { canonicalJson, type Scalar, toScalar, unsupported } from './values.js';
 
 /** The registers' values as canonical JSON of a sorted [key, value] list: a primitive state. */
 export type MultiRegisterState = string;
@@ -25,8 +26,11 @@ const WRONG_READ: Inconsistent = inconsistent('a transaction read a value the re
  * Knossos's multi-register: `txn` of `[[read k v] [write k v] …]` applied atomically. A read of nil
  * in a completed txn matches any value, as in knossos (it records reads it did not observe as nil).
  */
-export function multiRegister(initial: Record<string, unknown> = {}): Model<MultiRegisterState, TxnOp> {
-  const start = encode(new Map(Object.entries(initial).map(([k, v]) => [k, toScalar(v)])));
+export function multiRegister(
+  initial: Record<string, unknown> | EdnMap = {},
+): Model<MultiRegisterState, TxnOp> {
+  const entries = initial instanceof EdnMap ? initial.entries : Object.entries(initial);
+  const start = encode(new Map(entries.map(([k, v]) => [registerName(k), toScalar(v)])));
   return {
     name: 'multi-register',
     init: () => start,
@@ -37,13 +41,14 @@ export function multiRegister(initial: Record<string, unknown> = {}): Model<Mult
       if (!Array.isArray(source))
         throw new HistoryShapeError(`op ${op.id}`, 'txn value must be a list of [f key value]');
       const micro = source.map((m): MicroOp => {
-        if (!Array.isArray(m) || m.length !== 3 || (m[0] !== 'read' && m[0] !== 'write')) {
+        const f = Array.isArray(m) ? name(m[0]) : undefined;
+        if (!Array.isArray(m) || m.length !== 3 || (f !== 'read' && f !== 'write')) {
           throw new HistoryShapeError(
             `op ${op.id}`,
             `txn micro-op must be [read|write key value], got ${showValue(m)}`,
           );
         }
-        return { write: m[0] === 'write', key: String(m[1]), value: toScalar(m[2]) };
+        return { write: f === 'write', key: registerName(m[1]), value: toScalar(m[2]) };
       });
       return { micro, known };
     },
@@ -64,6 +69,20 @@ export function multiRegister(initial: Record<string, unknown> = {}): Model<Mult
     describeState: (s) => s,
     describe: describeOperation,
   };
+}
+
+/** A micro-op's `f`: `"read"` in JSON, `:read` in EDN. */
+function name(f: unknown): string | undefined {
+  return f instanceof Keyword ? f.name : typeof f === 'string' ? f : undefined;
+}
+
+/**
+ * A register's name: a keyword (EDN, as knossos writes `:x`) or a string (JSON) by its name, so a
+ * JS initial value `{x: 0}` starts the registers `:x` of an EDN history; any other key by its
+ * canonical text. (A history naming one register `:x` and another `"x"` would merge them.)
+ */
+function registerName(key: unknown): string {
+  return name(key) ?? canonicalJson(key);
 }
 
 function encode(values: Map<string, Scalar>): MultiRegisterState {

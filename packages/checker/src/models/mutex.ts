@@ -1,6 +1,6 @@
 import type { Operation } from '../history/types.js';
 import { describeOperation, type Inconsistent, inconsistent, type Model } from './model.js';
-import { unsupported } from './values.js';
+import { canonicalJson, field, unsupported } from './values.js';
 
 /** Who holds the lock, the last fence granted, and by when the holder's lease has surely run out. */
 export interface MutexState {
@@ -37,10 +37,6 @@ const ACQUIRE = 0;
 const RELEASE = 1;
 const FREE: MutexState = { holder: null, fence: -1n, expiresAt: Number.POSITIVE_INFINITY };
 
-function field(value: unknown, name: string): unknown {
-  return value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[name] : undefined;
-}
-
 /**
  * A lock that tracks its holder (knossos's mutex does not): acquire is legal only when free (or the
  * holder's lease may have expired), release only by the holder. With fences, each grant's fence must
@@ -53,7 +49,12 @@ export function mutex(options: MutexOptions = {}): Model<MutexState, MutexOp> {
     init: () => FREE,
     prepare(op: Operation): MutexOp {
       const owner = field(op.input, 'owner') ?? field(op.output, 'owner');
-      const who = owner === undefined || owner === null ? String(op.process) : String(owner);
+      const who =
+        owner === undefined || owner === null
+          ? String(op.process)
+          : typeof owner === 'string'
+            ? owner
+            : canonicalJson(owner);
       const known = op.status === 'ok';
       if (op.f === 'acquire') {
         const rawFence = field(op.output, 'fence');

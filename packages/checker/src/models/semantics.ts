@@ -1,4 +1,16 @@
 import { EdnReader } from '../history/edn.js';
+import {
+  EdnChar,
+  EdnDecimal,
+  EdnFloat,
+  EdnMap,
+  EdnSet,
+  EdnSymbol,
+  isEdnAtom,
+  Keyword,
+  Ratio,
+  Tagged,
+} from '../history/edn-types.js';
 import { HistoryShapeError } from '../history/errors.js';
 import { plain } from '../history/jepsen-edn.js';
 import { showValue } from '../history/show.js';
@@ -78,14 +90,44 @@ const NIL_READ_MODELS: ReadonlySet<string> = new Set(['register', 'cas-register'
 
 /**
  * `--initial-value` text → a value: EDN (`0`, `nil`, `"a"`, `:k`, `{:x 0}`), `null` also meaning nil.
- * Throws `HistoryShapeError` for text that is no single EDN value.
+ * For an EDN history (`edn`, the default) the value keeps its EDN types, as the history's do; for a
+ * JSON one it is read into JSON's types, the only ones its values have (`:k` as `"k"`, `{:x 0}` as
+ * `{"x": 0}`, `1.5` as 1.5). Throws `HistoryShapeError` for text that is no single EDN value.
  */
-export function parseInitialValue(text: string): unknown {
+export function parseInitialValue(text: string, edn = true): unknown {
   if (text.trim() === 'null') return null;
   const reader = new EdnReader(text, '--initial-value');
   const value = reader.read();
   if (!reader.atEnd()) throw new HistoryShapeError('--initial-value', `expected one EDN value, got ${text}`);
-  return plain(value, true);
+  const read = plain(value, true);
+  return edn ? read : asJson(read);
+}
+
+/** An EDN-read value in JSON's types: keywords, symbols and characters as strings, sets as arrays, maps as objects. */
+function asJson(value: unknown): unknown {
+  if (value instanceof Keyword || value instanceof EdnSymbol) return value.name;
+  if (value instanceof EdnChar) return value.char;
+  if (value instanceof EdnFloat) return value.value;
+  if (value instanceof Ratio) return Number(value.numerator) / Number(value.denominator);
+  if (value instanceof EdnDecimal) return Number(value.text.slice(0, -1));
+  if (value instanceof Tagged) return typeof value.value === 'string' ? value.value : asJson(value.value);
+  if (value instanceof EdnSet) return value.items.map(asJson);
+  if (Array.isArray(value)) return value.map(asJson);
+  if (value instanceof EdnMap) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of value.entries) {
+      const name = asJson(k);
+      // Defined, not assigned: a key named `__proto__` is data, not the object's prototype.
+      Object.defineProperty(out, typeof name === 'string' ? name : showValue(name), {
+        value: asJson(v),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return out;
+  }
+  return value;
 }
 
 /** A built-in model by name with the initial value (when given), or undefined for an unknown name. */
@@ -99,13 +141,18 @@ export function modelWithInitialValue(name: string, initialValue?: unknown): Any
     case 'fenced-register':
       return fencedRegister(initialValue);
     case 'multi-register': {
-      if (initialValue === null || typeof initialValue !== 'object' || Array.isArray(initialValue)) {
+      const isMap =
+        initialValue instanceof EdnMap ||
+        (initialValue !== null &&
+          typeof initialValue === 'object' &&
+          Object.getPrototypeOf(initialValue) === Object.prototype);
+      if (!isMap) {
         throw new HistoryShapeError(
           '--initial-value',
           `the multi-register model starts from a map of registers ({:x 0, :y 0}), got ${showValue(initialValue)}`,
         );
       }
-      return multiRegister(initialValue as Record<string, unknown>);
+      return multiRegister(initialValue as Record<string, unknown> | EdnMap);
     }
     default:
       throw new HistoryShapeError(
@@ -253,10 +300,14 @@ function isTuple(value: unknown): value is [unknown, unknown] {
   return Array.isArray(value) && value.length === 2;
 }
 
-/** A key Jepsen would write: a number, string (keywords read as strings), boolean or big integer. */
+/**
+ * A key Jepsen would write: a number, string, keyword, boolean, big integer, or another EDN atom
+ * (symbol, character, float, ratio, decimal, `#uuid`/`#inst`).
+ */
 function isScalarKey(value: unknown): boolean {
   const t = typeof value;
-  return t === 'number' || t === 'string' || t === 'bigint' || t === 'boolean';
+  if (t === 'number' || t === 'string' || t === 'bigint' || t === 'boolean') return true;
+  return isEdnAtom(value) || (value instanceof Tagged && typeof value.value === 'string');
 }
 
 /**
@@ -274,8 +325,10 @@ function looksIndependent(op: Operation): boolean {
 }
 
 /**
- * Each key's name in reports: a string as itself, anything else as its JSON text (2, true, [1,2]);
- * if two different keys would share a name (2 and "2"), every string key is written as JSON too.
+ * Each key's name in reports: a string as itself, anything else as its canonical text (2, true,
+ * `:a`, `1.0`, [1,2]): keys are one key exactly when Clojure's `=` says so (`:a` and `"a"`, 1 and
+ * 1.0 are two). If two different keys would share a name (2 and "2", `:a` and ":a"), every string
+ * key is written quoted.
  */
 function keyNames(ops: readonly Operation[]): Map<string, string> {
   const canonical = new Map<string, unknown>();

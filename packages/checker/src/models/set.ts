@@ -1,3 +1,4 @@
+import { EdnSet } from '../history/edn-types.js';
 import { HistoryShapeError } from '../history/errors.js';
 import { showValue } from '../history/show.js';
 import type { Operation } from '../history/types.js';
@@ -31,13 +32,14 @@ export function set(): Model<SetState, SetOp> {
       if (op.f === 'add') return { add: true, text: canonicalJson(op.input), known };
       if (op.f !== 'read') return unsupported('set', op);
       if (!known) return { add: false, text: '', known };
-      if (!Array.isArray(op.output)) {
+      const members = op.output instanceof EdnSet ? op.output.items : op.output;
+      if (!Array.isArray(members)) {
         throw new HistoryShapeError(
           `op ${op.id}`,
-          `a set read returns an array, got ${showValue(op.output)}`,
+          `a set read returns an array or a set, got ${showValue(op.output)}`,
         );
       }
-      return { add: false, text: encode(op.output.map((m) => canonicalJson(m))), known };
+      return { add: false, text: encode(members.map((m) => canonicalJson(m))), known };
     },
     step(state: SetState, op: SetOp): SetState | Inconsistent {
       if (!op.add) return !op.known || state === op.text ? state : WRONG_READ;

@@ -1,5 +1,6 @@
+import { EdnMap, EdnSet, isEdnAtom, Tagged } from '../history/edn-types.js';
 import { HistoryShapeError } from '../history/errors.js';
-import { showValue } from '../history/show.js';
+import { showValue, writeValue } from '../history/show.js';
 import type { Operation } from '../history/types.js';
 
 /**
@@ -23,7 +24,7 @@ export function toScalar(value: unknown): Scalar {
   return `${OBJECT}${canonicalJson(value)}`;
 }
 
-/** A `Scalar` as the value it stands for, written as JSON (bigints as their digits), for messages. */
+/** A `Scalar` as the value it stands for, for messages: JSON (bigints as their digits), EDN types as EDN. */
 export function describeScalar(scalar: Scalar): string {
   if (typeof scalar !== 'string') return JSON.stringify(scalar);
   const marker = scalar.charCodeAt(0);
@@ -33,41 +34,36 @@ export function describeScalar(scalar: Scalar): string {
 }
 
 /**
- * JSON with object keys sorted, so equal values encode equally. Integers are written exactly, a
- * bigint as its digits (so 5n and 5 encode alike, and 2^64 keeps every digit), infinities and NaN
- * as EDN writes them (`##Inf`, `##-Inf`, `##NaN`, never `null`); `undefined` members are left out as
- * JSON leaves them.
+ * A value's canonical text, its identity in the models: JSON with object keys sorted, integers
+ * exact (a bigint as its digits, so 5n and 5 encode alike), infinities and NaN as EDN writes them
+ * (`##Inf`, never `null`), `undefined` members left out as JSON leaves them. Values of EDN types
+ * JSON lacks (Jepsen histories) as EDN, map entries and set members sorted, so two values encode
+ * alike exactly when Clojure's `=` holds: `:a` ≠ `"a"`, `1` ≠ `1.0`, `1/2` ≠ `0.5`, `#{1}` ≠ `[1]`,
+ * `\a` ≠ `"a"`, `#uuid "…"` ≠ its string, `[1 2]` = `(1 2)`, `{:a 1 :b 2}` = `{:b 2 :a 1}`. The text
+ * is readable (messages show it), in EDN for EDN types.
  */
 export function canonicalJson(value: unknown): string {
-  switch (typeof value) {
-    case 'bigint':
-      return value.toString();
-    case 'number':
-      // JSON writes ##Inf, ##-Inf and ##NaN as null; EDN's own spelling keeps them apart (no JSON text has it).
-      if (!Number.isFinite(value)) return Number.isNaN(value) ? '##NaN' : value > 0 ? '##Inf' : '##-Inf';
-      return JSON.stringify(value);
-    case 'string':
-    case 'boolean':
-      return JSON.stringify(value);
-    case 'object': {
-      if (value === null) return 'null';
-      if (Array.isArray(value))
-        return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
-      const entries = Object.entries(value as Record<string, unknown>)
-        .filter(([, v]) => v !== undefined && typeof v !== 'function')
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-      return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-    }
-    default:
-      return 'null';
-  }
+  return writeValue(value, true) ?? 'null';
+}
+
+/**
+ * Field `name` of a record value: a JSON object's own member, or an EDN map's keyword key `:name`
+ * (`{:value 1, :fence 3}`); undefined when absent or when the value is no record.
+ */
+export function field(value: unknown, name: string): unknown {
+  if (value instanceof EdnMap) return value.get(name);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  if (value instanceof Tagged || value instanceof EdnSet || isEdnAtom(value)) return undefined;
+  return Object.hasOwn(value, name) ? (value as Record<string, unknown>)[name] : undefined;
 }
 
 /** `[old, new]` of a cas op, or a typed error naming the op. */
 export function casPair(op: Operation): [unknown, unknown] {
   const v = op.input;
   if (Array.isArray(v) && v.length === 2) return [v[0], v[1]];
-  if (v !== null && typeof v === 'object' && 'from' in v && 'to' in v) return [v.from, v.to];
+  const from = field(v, 'from');
+  const to = field(v, 'to');
+  if (from !== undefined && to !== undefined) return [from, to];
   throw new HistoryShapeError(`op ${op.id}`, `cas expects [old, new] or {from, to}, got ${showValue(v)}`);
 }
 
