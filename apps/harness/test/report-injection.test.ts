@@ -64,6 +64,7 @@ function hostileRun(): void {
         violations: [{ kind: P('violation.kind'), message: P('violation.message'), index: 1 }],
         stats: { [P('stats.key')]: P('stats.value'), nested: { list: [P('stats.list')] } },
         error: P('checker.error'),
+        findings: [P('checker.findings')],
       },
       cron: {
         verdict: 'illegal',
@@ -192,6 +193,7 @@ describe('report pages from hostile stored files, in Chromium', () => {
       'backend',
       'checker',
       'checker.error',
+      'checker.findings',
       'stats.value',
       'fault.error',
       'results.problems',

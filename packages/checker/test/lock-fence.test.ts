@@ -32,4 +32,55 @@ describe('checkFences', () => {
     const h = new HistoryBuilder().resource(1, 'enter', { client: 1, accepted: true });
     expect(checkFences(h.events)).toMatchObject({ verdict: 'unknown', stats: { unfenced: 1 } });
   });
+
+  it('reports fences granted twice as a finding, not a violation, when the resource refused them', () => {
+    // A failover: the promoted replica's counter restarts below the old primary's; its grants reuse fences 2 and 3.
+    const h = new HistoryBuilder()
+      .client(1, 1, 'ok', 'acquire', { grant: 'c1.1', resource: 'stock', fence: '2' })
+      .resource(2, 'write', { client: 1, fence: '2', stock: 9, accepted: true })
+      .client(3, 2, 'ok', 'acquire', { grant: 'c2.1', resource: 'stock', fence: '3' })
+      .resource(4, 'write', { client: 2, fence: '3', stock: 8, accepted: true })
+      .client(5, 3, 'ok', 'acquire', { grant: 'c3.1', resource: 'stock', fence: '2' })
+      .resource(6, 'write', { client: 3, fence: '2', stock: 7, accepted: false })
+      .client(7, 4, 'ok', 'acquire', { grant: 'c4.1', resource: 'stock', fence: 3 })
+      .resource(8, 'write', { client: 4, fence: '3', stock: 7, accepted: false })
+      // The same grant seen twice (a reclaim, a second record of one grant) is no reissue.
+      .client(9, 4, 'ok', 'reclaim', { grant: 'c4.1', resource: 'stock', fence: '3' });
+    const result = checkFences(h.events);
+    expect(result.verdict).toBe('ok');
+    expect(result.violations).toEqual([]);
+    expect(result.stats).toMatchObject({ grants: 5, reissued: 2, staleRefused: 2 });
+    expect(result.reissuedFences?.map((r) => [r.fence, r.grants])).toEqual([
+      ['2', ['c1.1', 'c3.1']],
+      ['3', ['c2.1', 'c4.1']],
+    ]);
+    expect(result.findings).toEqual([
+      "fence reissued: 2 fences granted twice (first: fence 2 on stock to grants c1.1 and c3.1): the lock's counter went backwards. The resource refused 2 stale fences and accepted 0 (fencing held)",
+    ]);
+  });
+
+  it('convicts a reissued fence only through the write the resource accepted', () => {
+    const h = new HistoryBuilder()
+      .client(1, 1, 'ok', 'acquire', { grant: 'c1.1', resource: 'stock', fence: '5' })
+      .resource(2, 'write', { client: 1, fence: '5', stock: 9, accepted: true })
+      .client(3, 2, 'ok', 'acquire', { grant: 'c2.1', resource: 'stock', fence: '5' })
+      .resource(4, 'write', { client: 2, fence: '5', stock: 8, accepted: true });
+    const result = checkFences(h.events);
+    expect(result.verdict).toBe('illegal');
+    expect(result.violations.map((v) => v.kind)).toEqual(['shared-fence']);
+    expect(result.findings?.[0]).toMatch(
+      /^fence reissued: 1 fence granted twice .* accepted 1 \(see the violations\)$/,
+    );
+  });
+
+  it('has no finding when every grant had a fence of its own', () => {
+    const h = new HistoryBuilder()
+      .client(1, 1, 'ok', 'acquire', { grant: 'c1.1', resource: 'stock', fence: '1' })
+      .resource(2, 'write', { client: 1, fence: '1', stock: 9, accepted: true })
+      .client(3, 2, 'ok', 'acquire', { grant: 'c2.1', resource: 'stock', fence: '2' })
+      .resource(4, 'write', { client: 2, fence: '2', stock: 8, accepted: true });
+    const result = checkFences(h.events);
+    expect(result).toMatchObject({ verdict: 'ok', stats: { grants: 2, reissued: 0 } });
+    expect(result.findings).toBeUndefined();
+  });
 });

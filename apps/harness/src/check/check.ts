@@ -16,6 +16,11 @@ export interface CheckerReport {
   violations: unknown[];
   stats: unknown;
   error?: string;
+  /**
+   * What the checker saw that is no violation but belongs on the run page (the fences checker's reissued
+   * fences: the lock granted one fence twice, the resource refused the stale one).
+   */
+  findings?: string[];
 }
 
 export interface CheckOutcome {
@@ -67,7 +72,16 @@ function summarise(result: CheckResult): CheckerReport {
     violations: result.violations.slice(0, KEEP_VIOLATIONS),
     stats: result.stats,
     ...(result.error ? { error: result.error } : {}),
+    ...findingsOf(result),
   };
+}
+
+/** A checker's `findings` (strings), when it returned any: only some checkers do (see CheckerReport). */
+function findingsOf(result: CheckResult): { findings?: string[] } {
+  const findings = (result as { findings?: unknown }).findings;
+  if (!Array.isArray(findings)) return {};
+  const texts = findings.filter((f): f is string => typeof f === 'string');
+  return texts.length > 0 ? { findings: texts } : {};
 }
 
 export type { CheckPlan };

@@ -38,6 +38,7 @@ export function renderRunPage(meta: RunMeta, results: RunResults, history: reado
 <h1>${esc(title)}</h1>
 <div class="banner ${esc(results.verdict)}" id="verdict" data-verdict="${esc(results.verdict)}">Verdict: <strong>${esc(results.verdict)}</strong> — ${esc(explain(results))}</div>
 ${results.problems.length ? `<p><strong>History incomplete:</strong> ${esc(results.problems.join('; '))}</p>` : ''}
+${findingsHtml(results)}
 <h2>Checkers</h2>
 ${checkerTable(results)}
 <h2>Timeline</h2>
@@ -53,6 +54,19 @@ ${runTable(meta, results)}
 <pre id="violations">${esc(violationText(results))}</pre>
 <p class="muted">Files: <a href="history.jsonl">history.jsonl</a> · <a href="results.json">results.json</a> · <a href="run.json">run.json</a>. Re-check with <code>fencekit check ${esc(meta.id)}</code>.</p>`;
   return page(`fencekit: ${title} — ${results.verdict}`, body);
+}
+
+/**
+ * What the checkers saw that convicts nothing (fences the lock granted twice, refused by the resource): said
+ * next to the verdict, so an `ok` run that only fencing saved does not read as a lock that kept its promise.
+ */
+function findingsHtml(results: RunResults): string {
+  const items = Object.entries(results.checkers).flatMap(([name, c]) =>
+    (c.findings ?? []).map((f) => `<li data-checker="${esc(name)}">${esc(name)}: ${esc(f)}</li>`),
+  );
+  return items.length
+    ? `<div id="findings"><strong>Findings</strong> (not violations):<ul>${items.join('')}</ul></div>`
+    : '';
 }
 
 function violationText(results: RunResults): string {

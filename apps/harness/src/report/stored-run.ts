@@ -83,6 +83,7 @@ const checkerReport = z.object({
   violations: z.array(z.unknown()),
   stats: z.unknown(),
   error: z.string().optional(),
+  findings: z.array(z.string()).optional(),
 });
 
 /** results.json as `judgeRun` stores it. */

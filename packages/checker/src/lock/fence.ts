@@ -2,6 +2,7 @@ import type { HistoryEvent } from '../history/types.js';
 import { type CheckResult, nothingToCheck } from '../verdict.js';
 import { type BudgetOptions, StepBudget } from './budget.js';
 import type { ClientId, ResourceEvent } from './events.js';
+import { type ReissuedFence, reissuedFences, reissueFinding } from './fence-reissue.js';
 import { acceptedOf, clientOf, fenceOf, resourceEvents, resourceKey } from './resource-log.js';
 
 /**
@@ -33,9 +34,24 @@ export interface FenceStats {
   /** Grant-like events that carried no fence, so could not be judged. */
   unfenced: number;
   resources: number;
+  /** Clients' grants that carried a fence (`ok` with `grant` and `fence`), read for reissued fences. */
+  grants: number;
+  /** Fences the lock granted to two or more grants (see fence-reissue.ts): reported, not convicted. */
+  reissued: number;
 }
 
-export type FenceResult = CheckResult<FenceViolation, FenceStats>;
+export type FenceResult = CheckResult<FenceViolation, FenceStats> & {
+  /**
+   * What the run shows that is no violation: fences granted twice. The lock broke its promise of a fresh fence
+   * per grant; whether that harmed anything is the resource's verdict (a stale fence accepted), not this one.
+   */
+  findings?: string[];
+  /** The reissued fences (the first 20). */
+  reissuedFences?: ReissuedFence[];
+};
+
+/** Reissued fences kept in the result (all are counted). */
+const REISSUED_KEPT = 20;
 
 /** Events where the resource grants something on the strength of a fence. */
 const GRANTS: ReadonlySet<'enter' | 'write' | 'claim' | 'run'> = new Set(['enter', 'write', 'claim', 'run']);
@@ -49,14 +65,26 @@ interface Highest {
 /**
  * Fence monotonicity, per resource: the fences the resource accepts strictly increase from one holder to
  * the next (one holder may reuse its fence for several writes). A history with no fenced events cannot
- * show anything either way and is `unknown`.
+ * show anything either way and is `unknown`. Fences the lock granted twice are counted and reported as a
+ * finding; they convict only through what the resource accepted.
  */
 export function checkFences(history: Iterable<HistoryEvent>, options: BudgetOptions = {}): FenceResult {
   const highest = new Map<string, Highest>();
   const violations: FenceViolation[] = [];
-  const stats: FenceStats = { accepted: 0, staleRefused: 0, freshRefused: 0, unfenced: 0, resources: 0 };
+  const budget = new StepBudget(options.deadline);
+  const all = Array.isArray(history) ? (history as readonly HistoryEvent[]) : [...history];
+  const reissue = reissuedFences(all, budget);
+  const stats: FenceStats = {
+    accepted: 0,
+    staleRefused: 0,
+    freshRefused: 0,
+    unfenced: 0,
+    resources: 0,
+    grants: reissue.grants,
+    reissued: reissue.reissued.length,
+  };
 
-  for (const event of resourceEvents(history, GRANTS, new StepBudget(options.deadline))) {
+  for (const event of resourceEvents(all, GRANTS, budget)) {
     const fence = fenceOf(event);
     if (fence === undefined) {
       stats.unfenced++;
@@ -79,13 +107,21 @@ export function checkFences(history: Iterable<HistoryEvent>, options: BudgetOpti
     violations.push(violation(event, key, client, fence, top));
   }
   stats.resources = highest.size;
+  const finding = reissueFinding(reissue, {
+    staleRefused: stats.staleRefused,
+    staleAccepted: violations.length,
+  });
+  const reported =
+    finding === undefined
+      ? {}
+      : { findings: [finding], reissuedFences: reissue.reissued.slice(0, REISSUED_KEPT) };
   if (stats.accepted + stats.staleRefused + stats.freshRefused === 0) {
-    return nothingToCheck(
-      'no fenced resource events ("enter", "write", "claim" or "run" with a fence)',
-      stats,
-    );
+    return {
+      ...nothingToCheck('no fenced resource events ("enter", "write", "claim" or "run" with a fence)', stats),
+      ...reported,
+    };
   }
-  return { verdict: violations.length > 0 ? 'illegal' : 'ok', violations, stats };
+  return { verdict: violations.length > 0 ? 'illegal' : 'ok', violations, stats, ...reported };
 }
 
 function violation(
