@@ -2,8 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { redisBackend } from '../src/backends/redis.js';
 import {
   redisClusterBackend,
+  redisClusterWaitBackend,
   redisSentinelBackend,
   redisSentinelEpochBackend,
+  redisSentinelWaitBackend,
   replicatedConnection,
   replicatedEndpoints,
   slotOf,
@@ -27,7 +29,13 @@ function refusal(factory: typeof redisBackend, fault: string, fencing = true): u
 
 describe('replicated Redis backends (#17)', () => {
   it('take failover and split-brain, fenced or not', () => {
-    for (const factory of [redisSentinelBackend, redisClusterBackend, redisSentinelEpochBackend]) {
+    for (const factory of [
+      redisSentinelBackend,
+      redisClusterBackend,
+      redisSentinelEpochBackend,
+      redisSentinelWaitBackend,
+      redisClusterWaitBackend,
+    ]) {
       expect(refusal(factory, 'failover,split-brain')).toBeUndefined();
       expect(refusal(factory, 'failover', false)).toBeUndefined();
     }
@@ -119,9 +127,15 @@ describe('replicated Redis backends (#17)', () => {
       full.map((x) => `${x.options.backend} ${x.options.workload} ${x.options.fault} ${x.expect}`),
     ).toEqual([
       'redis-sentinel mutex failover illegal',
-      'redis-sentinel inventory failover report',
-      'redis-sentinel inventory split-brain report',
-      'redis-sentinel-epoch inventory failover,split-brain report',
+      'redis-sentinel inventory failover ok',
+      'redis-sentinel inventory split-brain ok',
+      'redis-sentinel-epoch inventory failover,split-brain ok',
+      'redis-sentinel-wait mutex failover report',
+      'redis-cluster mutex failover illegal',
+      'redis-cluster inventory failover ok',
+      'redis-cluster inventory split-brain ok',
+      'redis-cluster-epoch inventory failover,split-brain ok',
+      'redis-cluster-wait mutex failover report',
     ]);
   });
 });

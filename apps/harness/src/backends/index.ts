@@ -14,6 +14,8 @@ const loaders: Record<BackendName, () => Promise<BackendFactory>> = {
   'redis-cluster': async () => (await import('./redis-replicated.js')).redisClusterBackend,
   'redis-sentinel-epoch': async () => (await import('./redis-replicated.js')).redisSentinelEpochBackend,
   'redis-cluster-epoch': async () => (await import('./redis-replicated.js')).redisClusterEpochBackend,
+  'redis-sentinel-wait': async () => (await import('./redis-replicated.js')).redisSentinelWaitBackend,
+  'redis-cluster-wait': async () => (await import('./redis-replicated.js')).redisClusterWaitBackend,
 };
 
 export function loadBackend(name: BackendName): Promise<BackendFactory> {

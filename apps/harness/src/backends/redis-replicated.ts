@@ -54,10 +54,17 @@ export function replicatedConnection(
   };
 }
 
+/**
+ * The `-wait` variants' `replicas`: WAIT for one replica after each grant, 500 ms at most (a sixth of the
+ * default TTL), the setting the redis README's "Failover and WAIT" measures. Exported for the bounds.
+ */
+export const WAIT_REPLICAS = { count: 1, timeoutMs: 500 } as const;
+
 function replicated(
   name: BackendName,
   topology: 'redis-sentinel' | 'redis-cluster',
   fence: 'counter' | 'epoch',
+  replicas?: { count: number; timeoutMs: number },
 ): BackendFactory {
   const shape =
     topology === 'redis-sentinel'
@@ -65,7 +72,7 @@ function replicated(
       : 'Redis Cluster, 3 primaries + 1 replica each';
   return clusterBackend({
     name,
-    description: `${shape} (@fencekit/redis${fence === 'epoch' ? ", fence: 'epoch'" : ''})`,
+    description: `${shape} (@fencekit/redis${fence === 'epoch' ? ", fence: 'epoch'" : ''}${replicas ? `, replicas: { count: ${replicas.count} } (WAIT)` : ''})`,
     topology,
     nodes: topology === 'redis-sentinel' ? 3 : 6,
     safeFences: true,
@@ -80,6 +87,7 @@ function replicated(
         connection: replicatedConnection(topology, endpoints),
         keyPrefix: `${namespace}:`,
         ...(fence === 'epoch' ? { fence: 'epoch' as const } : {}),
+        ...(replicas ? { replicas } : {}),
       });
       // Redis Cluster: every resource moved onto slot 0, the shard `failover` and `split-brain` act on.
       const onShard = topology === 'redis-cluster' ? onSlotZero(locks) : locks;
@@ -137,3 +145,15 @@ export const redisSentinelBackend = replicated('redis-sentinel', 'redis-sentinel
 export const redisClusterBackend = replicated('redis-cluster', 'redis-cluster', 'counter');
 export const redisSentinelEpochBackend = replicated('redis-sentinel-epoch', 'redis-sentinel', 'epoch');
 export const redisClusterEpochBackend = replicated('redis-cluster-epoch', 'redis-cluster', 'epoch');
+export const redisSentinelWaitBackend = replicated(
+  'redis-sentinel-wait',
+  'redis-sentinel',
+  'counter',
+  WAIT_REPLICAS,
+);
+export const redisClusterWaitBackend = replicated(
+  'redis-cluster-wait',
+  'redis-cluster',
+  'counter',
+  WAIT_REPLICAS,
+);

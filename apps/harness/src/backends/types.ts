@@ -11,6 +11,8 @@ export const BACKENDS = [
   'redis-cluster',
   'redis-sentinel-epoch',
   'redis-cluster-epoch',
+  'redis-sentinel-wait',
+  'redis-cluster-wait',
 ] as const;
 export type BackendName = (typeof BACKENDS)[number];
 export type Provider = 'local' | 'docker';

@@ -1,5 +1,6 @@
 import { CLOSE_BOUND_MS, DEFAULT_COMMAND_TIMEOUT_MS } from '@fencekit/redis';
 import { closeBoundMs, RELEASE_TIMEOUT_MS, WAIT_OVERRUN_MS } from '@fencekit/redlock';
+import { WAIT_REPLICAS } from '../backends/redis-replicated.js';
 import type { BackendName } from '../backends/types.js';
 import { zkSessionMs } from '../backends/zk.js';
 
@@ -17,6 +18,9 @@ export interface DocumentedBounds {
   closeMs: number;
 }
 
+/** @fencekit/redis README "Options": a stopped acquire settles within 250 ms; a grant is given back within 2 s. */
+const REDIS_STOP_GRACE_MS = 250;
+const REDIS_CANCEL_MS = 2_000;
 /** @fencekit/etcd: `callTimeoutMs` default; the harness keeps it. */
 const ETCD_CALL_MS = 5_000;
 /** The memory backend's RPC answers a wait within `waitMs` + this (backends/remote-lock.ts). */
@@ -34,6 +38,20 @@ export function documentedBounds(backend: BackendName, ttlMs: number, sessionMs?
       // whose first request hangs fails after that request; close() has its own bound.
       return {
         acquireMs: (waitMs) => Math.max(waitMs, DEFAULT_COMMAND_TIMEOUT_MS),
+        releaseMs: DEFAULT_COMMAND_TIMEOUT_MS,
+        closeMs: CLOSE_BOUND_MS,
+      };
+    case 'redis-sentinel-wait':
+    case 'redis-cluster-wait':
+      // The same, and after the grant the replicas' WAIT, bounded by its timeout + the 5 s request bound
+      // (README "Bounds": the caller's signal does not cut it short), then the grant given back (≤ 2 s) if too
+      // few replicas acknowledged.
+      return {
+        acquireMs: (waitMs) =>
+          Math.max(waitMs + REDIS_STOP_GRACE_MS, DEFAULT_COMMAND_TIMEOUT_MS) +
+          WAIT_REPLICAS.timeoutMs +
+          DEFAULT_COMMAND_TIMEOUT_MS +
+          REDIS_CANCEL_MS,
         releaseMs: DEFAULT_COMMAND_TIMEOUT_MS,
         closeMs: CLOSE_BOUND_MS,
       };
