@@ -1,10 +1,17 @@
 /**
  * Deletes a client runs in the background (a node given up after a failed release, a reclaim that
- * gave up, a withdrawn campaign), so that close() can wait for them: each is bounded by a session
- * timeout, and settles at once when the session closes.
+ * gave up, a withdrawn campaign), so that close() can wait for them. They retry until done, so
+ * close() bounds them (`finish`): an owned session's close ends them at once, a shared session's
+ * gives them a session timeout and then stops them through `signal`.
  */
 export class BackgroundWork {
   readonly #running = new Set<Promise<unknown>>();
+  readonly #stop = new AbortController();
+
+  /** Aborts when the owner stops its background work (`finish`): each retry loop ends at its next step. */
+  get signal(): AbortSignal {
+    return this.#stop.signal;
+  }
 
   /** Runs `work` in the background; its failure is the caller's to have handled (`onError`). */
   start(work: Promise<unknown>, onError: (error: unknown) => void): void {
@@ -23,5 +30,19 @@ export class BackgroundWork {
       await new Promise<void>((resolve) => setImmediate(resolve));
       if (this.#running.size === 0) return;
     }
+  }
+
+  /**
+   * close(): lets the running work finish for up to `graceMs`, then stops it (`signal`) and waits
+   * until it has ended, so that close() is bounded whatever the servers do and leaves no timer.
+   */
+  async finish(graceMs: number): Promise<void> {
+    const drained = this.drain();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([drained, new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+    clearTimeout(timer);
+    this.#stop.abort(new Error('client closed: background deletes stopped'));
+    await drained;
+    await this.drain();
   }
 }

@@ -175,8 +175,10 @@ export class ZkElection implements Election {
     this.#closing.abort(new ClientClosedError('ZkElection'));
     await Promise.allSettled([...this.#terms.values()].map(({ leadership }) => leadership.resign()));
     this.#offSession();
+    // An owned session's close ends the background withdrawals at once; a shared one gives them one
+    // session timeout, then they stop.
     if (this.#ownsSession) await this.session.close();
-    await this.#withdrawals.drain();
+    await this.#withdrawals.finish(this.session.sessionTimeoutMs);
   }
 
   /**
@@ -244,9 +246,9 @@ export class ZkElection implements Election {
   /**
    * A leadership's withdrawal (resign, or the end of a term lost or unsure): deletes the leader's
    * node, retrying for one session timeout. Unconfirmed by then, the node is withdrawn in the
-   * background until deleted or its session is gone (`SequentialQueue.withdraw`, close() waits for
-   * it), so the next candidate is elected once the ensemble answers again even though this session
-   * survives, and the caller gets `IndeterminateError`. A resign after an unconfirmed one waits up to
+   * background until deleted or gone (`SequentialQueue.withdraw`; close() bounds it), so the next
+   * candidate is elected once the ensemble answers again, whether or not this session survived, and
+   * the caller gets `IndeterminateError`. A resign after an unconfirmed one waits up to
    * one session timeout more for that background withdrawal: resolved once it is done, else
    * `IndeterminateError` again.
    */
@@ -264,7 +266,7 @@ export class ZkElection implements Election {
     try {
       await this.#queue.leave(entry);
     } catch (error) {
-      const background = this.#queue.withdraw(entry).then(
+      const background = this.#queue.withdraw(entry, this.#withdrawals.signal).then(
         () => {},
         () => {
           // Not an answer we can act on (the session is closing or closed): the node goes with it.
@@ -279,10 +281,13 @@ export class ZkElection implements Election {
     }
   }
 
-  /** Deletes a candidate node in the background; close() stops and awaits these. */
+  /**
+   * Deletes a candidate node in the background until it is deleted or gone, through whatever session
+   * the client has by then (`SequentialQueue.withdraw`); close() bounds these.
+   */
   #withdraw(entry: QueueEntry): void {
-    this.#withdrawals.start(this.#queue.leave(entry), () => {
-      // The session is gone or going (or closed), and the candidate node with it.
+    this.#withdrawals.start(this.#queue.withdraw(entry, this.#withdrawals.signal), () => {
+      // Refused outright (not a lost answer): the session is closing or closed, and the node with it.
     });
   }
 

@@ -129,7 +129,9 @@ export class ZkLockClient implements LockClient<bigint> {
       } else if (event === 'reconnected') {
         this.#unsure.reconnected(generation);
       } else if (event === 'expired') {
-        this.#unsure.expired(generation);
+        // Expired here may be expired only here (suspended for a session timeout): the servers may
+        // still keep the session and the nodes, so they are withdrawn through the next session.
+        for (const entry of this.#unsure.expired(generation)) this.#abandon(entry);
         for (const held of [...this.#held.values()]) {
           if (held.entry.generation === generation) held.lease.markLost('ZooKeeper session expired');
         }
@@ -306,10 +308,10 @@ export class ZkLockClient implements LockClient<bigint> {
       ...this.#unsure.drain().map((entry) => this.#queue.leave(entry)),
     ]);
     this.#offSession();
-    // Background deletes end no later than close(): an owned session's close settles their waits at
-    // once; on a shared session they finish (each bounded by a session timeout), so no node is left.
+    // Background deletes end no later than close(): an owned session's close ends them at once; on a
+    // shared session they get one session timeout to finish, then stop (the nodes then go with it).
     if (this.#ownsSession) await this.session.close();
-    await this.#abandons.drain();
+    await this.#abandons.finish(this.session.sessionTimeoutMs);
   }
 
   #grant(resource: string, entry: QueueEntry, fence: bigint, ttlMs: number): ZkLease | undefined {
@@ -411,13 +413,12 @@ export class ZkLockClient implements LockClient<bigint> {
   }
 
   /**
-   * Deletes an entry we no longer want, in the background (retried for up to a session timeout;
-   * close() waits for these to settle).
+   * Deletes an entry we no longer want, in the background, until it is deleted or gone, whatever
+   * session the client has by then (`SequentialQueue.withdraw`; close() bounds these).
    */
   #abandon(entry: QueueEntry): void {
-    this.#abandons.start(this.#queue.leave(entry), () => {
-      // Still there after a session timeout of retries, or the session closed: the session is gone
-      // or going, and the ephemeral node with it.
+    this.#abandons.start(this.#queue.withdraw(entry, this.#abandons.signal), () => {
+      // Refused outright (not a lost answer): the session is closing or closed, and the node with it.
     });
   }
 

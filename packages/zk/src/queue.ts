@@ -204,20 +204,27 @@ export class SequentialQueue {
   }
 
   /**
-   * Deletes the entry's node in the background after a `leave` that got no answer: retries until the
-   * node is deleted or its session is gone (expired, replaced or closed), with no deadline of its own.
-   * It ends anyway: a session that cannot reach the ensemble is suspended once no answer vouches for
-   * it and treated as expired one session timeout later (`ZkSession`), and close() ends an owned one.
-   * Resolves true if it deleted the node, false if the node or its session was already gone.
+   * Deletes the entry's node in the background (an entry given up: a failed release or resign, a lease
+   * past its window, a withdrawn wait): retries until the node is deleted or found gone, the session
+   * closes or `stop` aborts, with no deadline of its own. Unlike `leave` it outlives the entry's
+   * session generation: after a suspension of a session timeout `ZkSession` opens a new session, but
+   * the old one is only given up locally. Through a quorum loss no leader expires it, so the servers
+   * keep it and its node for one more session timeout after they are back, holding up the next waiter
+   * although nobody holds the lock. Any session may delete the node, and its path (an owner id unique
+   * to this entry) names nothing else, so the delete goes through the session current by then.
+   * Resolves true if it deleted the node, false if the node was already gone or it was stopped.
    */
-  async withdraw(entry: QueueEntry): Promise<boolean> {
+  async withdraw(entry: QueueEntry, stop?: AbortSignal): Promise<boolean> {
     for (;;) {
-      if (this.session.closed || this.session.generation !== entry.generation) return false;
+      if (this.session.closed || stop?.aborted) return false;
       try {
-        return await this.leave(entry);
+        const removed = await this.session.remove(entry.path, { signal: stop });
+        if (removed && entry.soleAt !== undefined) this.#rememberEmpty(entry.folder, entry.soleAt + 1);
+        return removed;
       } catch (error) {
+        if (this.session.closed || stop?.aborted) return false;
         if (!isUncertain(error)) throw error;
-        await sleep(RETRY_PAUSE_MS);
+        await sleep(RETRY_PAUSE_MS, stop).catch(() => {});
       }
     }
   }

@@ -54,9 +54,16 @@ export class UnsureNodes {
     found.timer.unref();
   }
 
-  /** The session expired: its nodes are gone already. */
-  expired(generation: number): void {
-    for (const [path, found] of this.#entries) if (found.entry.generation === generation) this.take(path);
+  /**
+   * The session expired: takes out and returns its entries. Their nodes are gone if the servers
+   * expired it; if only this client did (suspended for a session timeout), they may remain.
+   */
+  expired(generation: number): QueueEntry[] {
+    const gone: QueueEntry[] = [];
+    for (const [path, found] of this.#entries) {
+      if (found.entry.generation === generation && this.take(path)) gone.push(found.entry);
+    }
+    return gone;
   }
 
   /** Deletes every remaining node now (client closing). */
