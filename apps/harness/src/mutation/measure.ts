@@ -153,7 +153,7 @@ async function measureOne(
   if (row.convictedBy.length === 0 && row.note === undefined && unknown > 0)
     row.note = `${unknown} runs unknown`;
   say(
-    `${mutant.name}: ${row.convictedBy.length > 0 ? `convicted by ${row.convictedBy.join(', ')}` : 'not convicted'} after ${row.seedsTried} seeds, ${(row.harnessMs / 1_000).toFixed(1)} s of harness time`,
+    `${mutant.name}: ${row.convictedBy.length > 0 ? `convicted by ${row.convictedBy.join(', ')}` : 'not convicted'} after ${row.seedsTried} seeds, ${(row.harnessMs / 1_000).toFixed(1)} s of harness time${row.note ? ` (${row.note})` : ''}`,
   );
   return row;
 }
@@ -190,7 +190,9 @@ async function measureBaseline(
     }
   }
   row.convictedBy = [...by];
-  say(`unmutated ${mutant.backend} (${setting}): ${row.convictions} of ${row.seedsTried} seeds convicted`);
+  say(
+    `unmutated ${mutant.backend} (${setting}): ${row.convictions} of ${row.seedsTried} seeds convicted${row.note ? ` (${row.note})` : ''}`,
+  );
   return row;
 }
 
@@ -225,6 +227,9 @@ async function runSeed(
     run = await runOnce(runOptions, {
       deployment,
       sink: options.sink,
+      // A seed whose schedule leaves no slot for one of the exposing faults runs long enough for one, as
+      // the suite's cells do (#20 refuses too-short runs): without it `suspend` never ran at 10 s.
+      lengthenForFaults: true,
       ...(options.signal ? { signal: options.signal } : {}),
     });
   } finally {
