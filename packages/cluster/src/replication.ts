@@ -338,56 +338,87 @@ export class ClusterReplication extends RedisReplication {
     return [];
   }
 
+  /**
+   * Forms the cluster in four steps, each retried with backoff until it is done or `signal` aborts (the start's
+   * bound): slots and config epochs on the primaries, every node meeting every other, the node ids, each replica
+   * replicating its primary. Each step is safe to repeat (what an earlier try did counts as done), because on a
+   * loaded machine any of them can fail once: a node not listening yet, a MEET handshake that timed out (it is
+   * dropped after the node timeout, 2 s, and never retried by Redis), a REPLICATE before gossip named the primary.
+   * A step that never completes fails the start with an error naming it and what it last saw.
+   */
   override async assemble(signal: AbortSignal): Promise<void> {
     const primaries = this.members.slice(0, this.shards);
     const replicas = this.members.slice(this.shards);
     // Slots split evenly; each primary gets a distinct config epoch, as `redis-cli --cluster create` does.
-    await Promise.all(
-      primaries.map(async (m, i) => {
-        const first = Math.floor((SLOTS * i) / primaries.length);
-        const last = Math.floor((SLOTS * (i + 1)) / primaries.length) - 1;
+    await formationStep('assign slots and config epochs', signal, () =>
+      Promise.all(
+        primaries.map(async (m, i) => {
+          const first = Math.floor((SLOTS * i) / primaries.length);
+          const last = Math.floor((SLOTS * (i + 1)) / primaries.length) - 1;
+          await repeatable(
+            m,
+            ['CLUSTER', 'ADDSLOTSRANGE', String(first), String(last)],
+            /already busy/, // assigned by an earlier try
+          );
+          await repeatable(
+            m,
+            ['CLUSTER', 'SET-CONFIG-EPOCH', String(i + 1)],
+            /already non-zero|does not know any other node/, // set by an earlier try (or already met)
+          );
+        }),
+      ).then(() => true),
+    );
+    // The first node meets every node not yet known both ways; gossip spreads the rest. Sent again each round
+    // for a node still missing: a handshake that did not complete within the node timeout is forgotten.
+    const first = this.members[0]!;
+    await formationStep('every node to know every other (CLUSTER MEET)', signal, async () => {
+      const views = await this.views();
+      const known = (view: ClusterNodeLine[] | undefined, id: string) =>
+        view?.some((l) => l.member === id && !l.flags.includes('handshake')) === true;
+      const missing = this.members.filter((_m, i) => !this.members.every((o) => known(views[i], o.id)));
+      if (missing.length === 0) return true;
+      for (const m of this.members.slice(1)) {
+        if (known(views[0], m.id) && known(views[this.members.indexOf(m)], first.id)) continue;
+        const [host, port] = m.announced.split(':') as [string, string];
         await redisCommand(
-          m.host,
-          m.port,
-          ['CLUSTER', 'ADDSLOTSRANGE', String(first), String(last)],
+          first.host,
+          first.port,
+          ['CLUSTER', 'MEET', host, port, String(m.announcedBusPort)],
           SETUP_MS,
         );
-        await redisCommand(m.host, m.port, ['CLUSTER', 'SET-CONFIG-EPOCH', String(i + 1)], SETUP_MS);
-      }),
-    );
-    // The first node meets every other one at its announced (proxied) client and bus ports.
-    const first = this.members[0]!;
-    for (const m of this.members.slice(1)) {
-      const [host, port] = m.announced.split(':') as [string, string];
-      await redisCommand(
-        first.host,
-        first.port,
-        ['CLUSTER', 'MEET', host, port, String(m.announcedBusPort)],
-        SETUP_MS,
+      }
+      throw new Error(
+        `not yet: ${missing.map((m) => `${m.id} knows ${views[this.members.indexOf(m)]?.filter((l) => l.member && !l.flags.includes('handshake')).length ?? 'no answer'} of ${this.members.length}`).join(', ')}`,
       );
-    }
+    });
     const ids = new Map<string, string>();
-    for (const m of this.members) {
-      ids.set(m.id, String(await redisCommand(m.host, m.port, ['CLUSTER', 'MYID'], SETUP_MS)));
-    }
-    // Each replica must know its primary before it can replicate it.
-    await poll(
-      async () => {
-        const views = await this.views();
-        return views.every((v) => v !== undefined && v.length === this.members.length) ? true : undefined;
-      },
-      { what: 'every cluster node to know every other', timeoutMs: 30_000, intervalMs: 200, signal },
-    );
-    await Promise.all(
-      replicas.map((m, i) =>
-        redisCommand(
-          m.host,
-          m.port,
-          ['CLUSTER', 'REPLICATE', ids.get(primaries[i % primaries.length]!.id)!],
-          SETUP_MS,
+    await formationStep('read the node ids (CLUSTER MYID)', signal, async () => {
+      for (const m of this.members) {
+        if (!ids.has(m.id))
+          ids.set(m.id, String(await redisCommand(m.host, m.port, ['CLUSTER', 'MYID'], SETUP_MS)));
+      }
+      return true;
+    });
+    await formationStep('each replica to replicate its primary (CLUSTER REPLICATE)', signal, async () => {
+      const views = await this.views();
+      const pending = replicas.filter((m, i) => {
+        const primaryId = ids.get(primaries[i % primaries.length]!.id);
+        const self = views[this.members.indexOf(m)]?.find((l) => l.flags.includes('myself'));
+        return self?.primaryNodeId !== primaryId;
+      });
+      if (pending.length === 0) return true;
+      await Promise.all(
+        pending.map((m) =>
+          redisCommand(
+            m.host,
+            m.port,
+            ['CLUSTER', 'REPLICATE', ids.get(primaries[replicas.indexOf(m) % primaries.length]!.id)!],
+            SETUP_MS,
+          ),
         ),
-      ),
-    );
+      );
+      return true;
+    });
   }
 
   async whole(): Promise<Whole> {
@@ -458,6 +489,39 @@ export class ClusterReplication extends RedisReplication {
         throw new Error(`no replica of ${primary} took a CLUSTER FAILOVER (${last})`);
       });
     }
+  }
+}
+
+/**
+ * One step of forming a Redis Cluster: `act` until it returns true, retried with backoff (0.1 s doubling to 2 s)
+ * while it throws, until `signal` aborts; then an error naming the step and its last failure.
+ */
+async function formationStep(what: string, signal: AbortSignal, act: () => Promise<boolean>): Promise<void> {
+  let last = 'not tried';
+  for (let attempt = 0; ; attempt++) {
+    if (signal.aborted) break;
+    try {
+      if (await act()) return;
+      last = 'not done';
+    } catch (error) {
+      last = (error as Error).message;
+    }
+    const slept = await sleep(Math.min(2000, 100 * 2 ** attempt), signal).then(
+      () => true,
+      () => false,
+    );
+    if (!slept) break;
+  }
+  throw new Error(
+    `Redis Cluster formation step "${what}" did not complete before the start's bound: ${last}`,
+  );
+}
+
+/** A set-up command whose refusal matching `done` means an earlier try already did it. */
+async function repeatable(m: RedisMember, args: readonly string[], done: RegExp): Promise<void> {
+  const reply = await redisCall(m.host, m.port, args, SETUP_MS);
+  if (reply instanceof Error && !done.test(reply.message)) {
+    throw new Error(`${args.join(' ')} on ${m.id}: ${reply.message}`);
   }
 }
 

@@ -1,0 +1,110 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { freePorts } from '../src/ports.js';
+import { ClusterReplication, type RedisMember } from '../src/replication.js';
+
+/**
+ * Forming a Redis Cluster when a step fails once, on real redis-server processes (cluster-enabled, started here
+ * without @fencekit/cluster's provider so the test decides when each one listens). On a loaded machine a node
+ * answers late, so the first ADDSLOTSRANGE or MEET to it fails: the harness's redis-cluster never formed at load
+ * 31–74 (#17). The old assemble() failed the start at the first refused command.
+ */
+const servers: ChildProcess[] = [];
+const dirs: string[] = [];
+
+afterEach(async () => {
+  await Promise.all(
+    servers.splice(0).map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          child.once('exit', () => resolve());
+          child.kill('SIGKILL');
+        }),
+    ),
+  );
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Six cluster-enabled nodes' ports (client, bus) and members as ClusterReplication sees them. */
+async function layout(): Promise<{ members: RedisMember[]; ports: Array<[number, number]> }> {
+  const picked = await freePorts(12);
+  const ports = Array.from({ length: 6 }, (_, i) => [picked[2 * i]!, picked[2 * i + 1]!] as [number, number]);
+  const members = ports.map(([port, bus], i) => ({
+    id: `n${i + 1}`,
+    host: '127.0.0.1',
+    port,
+    announced: `127.0.0.1:${port}`,
+    announcedBusPort: bus,
+  }));
+  return { members, ports };
+}
+
+function startNode([port, bus]: [number, number]): void {
+  const dir = mkdtempSync(join(tmpdir(), 'fencekit-formation-'));
+  dirs.push(dir);
+  const child = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--cluster-enabled',
+      'yes',
+      '--cluster-port',
+      String(bus),
+      '--cluster-config-file',
+      join(dir, 'nodes.conf'),
+      '--cluster-node-timeout',
+      '2000',
+      '--cluster-announce-ip',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--protected-mode',
+      'no',
+    ],
+    { stdio: 'ignore' },
+  );
+  servers.push(child);
+}
+
+describe('Redis Cluster formation (ClusterReplication.assemble)', () => {
+  it('forms when a primary starts listening only after the formation began', async () => {
+    const { members, ports } = await layout();
+    for (const [i, p] of ports.entries()) if (i !== 1) startNode(p);
+    // n2, a primary, comes up 1.5 s late: its ADDSLOTSRANGE and MEET are refused (connection refused) first.
+    const late = setTimeout(() => startNode(ports[1]!), 1_500);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const replication = new ClusterReplication(members);
+    try {
+      await replication.assemble(AbortSignal.timeout(45_000));
+      await replication.waitWhole(30_000);
+    } finally {
+      clearTimeout(late);
+    }
+    expect((await replication.primaries()).sort()).toEqual(['n1', 'n2', 'n3']);
+    expect(await replication.replicasOf('n2')).toEqual(['n5']);
+  }, 90_000);
+
+  it('names the step that did not complete when a node never comes', async () => {
+    const { members, ports } = await layout();
+    for (const [i, p] of ports.entries()) if (i !== 4) startNode(p);
+    const replication = new ClusterReplication(members);
+    const failure = await replication.assemble(AbortSignal.timeout(6_000)).then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    expect(failure?.message).toMatch(
+      /^Redis Cluster formation step "every node to know every other \(CLUSTER MEET\)" did not complete before the start's bound: .*n5/,
+    );
+  }, 60_000);
+});
