@@ -9,38 +9,52 @@
 /** What a redacted secret reads as. */
 export const REDACTED = '***';
 
-// Runs of text between separators; credentials never contain these unencoded. Matching maximal runs
-// once each keeps redaction linear in the text's length, however hostile the text.
-const TOKEN = /[^\s,;'"`()[\]{}<>|]+/g;
-
 /**
  * `text` with the user-info part of every URL (`redis://user:pass@host` → `redis://***@host`) and of
  * every bare `user:pass@host` (how etcd and ZooKeeper hosts are often written) replaced by `***`,
  * and so are secret query parameters (`?password=…`). A bare `name@host` without a colon (an e-mail
  * address) and `/@scope` paths are left alone.
+ *
+ * The user-info is found by structure, not by what a password may contain: it is everything from
+ * the start of the authority (after `//`, or the start of a whitespace-delimited word for a bare
+ * form) up to the last `@` before the next `/` or whitespace. RFC 3986 lets a password hold
+ * `, ; ' ( ) ! $ & * + =` unencoded (and WHATWG URLs accept `[ ] | "` too), so splitting on
+ * punctuation would cut a password in two and show its tail. Neither `/` nor whitespace can be in
+ * user-info (they end the authority), so a boundary found this way never falls inside a password;
+ * when unsure the redactor hides too much (a host listed before a credential), never too little.
+ * Each character is visited a bounded number of times: linear, however hostile the text.
  */
 export function redactText(text: string): string {
-  return text.replace(TOKEN, redactToken);
+  return text.replace(WORD, redactWord).replace(SECRET_PARAMETER, `$1${REDACTED}`);
 }
+
+const WORD = /\S+/g;
 
 // `?password=…` and the like in a URL's query (some clients read credentials from there).
-const SECRET_PARAMETER = /([?&](?:password|pass|pwd|secret|token)=)[^&#]*/gi;
+const SECRET_PARAMETER = /([?&](?:password|pass|pwd|secret|token)=)[^&#\s]*/gi;
 
-function redactToken(token: string): string {
-  return redactUserinfo(token).replace(SECRET_PARAMETER, `$1${REDACTED}`);
-}
+// Quotes and brackets that open a bare form inside JSON or `util.inspect` output (`["u:p@h"]`):
+// kept in front of `***` for readability. They come before the first `:`, so never from a password.
+const OPENERS = /^[[\](){}<>"'`\\,]*/;
 
-function redactUserinfo(token: string): string {
-  const scheme = token.indexOf('://');
-  const start = scheme >= 0 ? scheme + 3 : 0;
-  const slash = token.indexOf('/', start);
-  const end = slash >= 0 ? slash : token.length;
-  // The last '@' before the path: an unencoded '@' in a password stays inside the redacted part.
-  const at = token.lastIndexOf('@', end - 1);
-  if (at < start) return token;
-  const userinfo = token.slice(start, at);
-  if (scheme < 0 && !userinfo.includes(':')) return token;
-  return `${token.slice(0, start)}${REDACTED}${token.slice(at)}`;
+function redactWord(word: string): string {
+  if (!word.includes('@')) return word;
+  const segments = word.split('/');
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i] as string;
+    const at = segment.lastIndexOf('@');
+    if (at <= 0) continue;
+    const userinfo = segment.slice(0, at);
+    // After `//` the segment is an authority: anything before its last `@` is user-info.
+    const authority = i >= 2 && segments[i - 1] === '';
+    if (authority) {
+      segments[i] = `${REDACTED}${segment.slice(at)}`;
+    } else if (userinfo.includes(':')) {
+      const kept = (OPENERS.exec(userinfo) as RegExpExecArray)[0];
+      segments[i] = `${kept}${REDACTED}${segment.slice(at)}`;
+    }
+  }
+  return segments.join('/');
 }
 
 // Option names whose values are secrets, in any object a caller passed (`auth`, `password`, a TLS key…).
