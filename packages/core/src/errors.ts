@@ -160,7 +160,8 @@ export class IndeterminateError extends FencekitError {
 
 /**
  * A caller passed a bad argument; names the argument, what it got and what was expected. `received`
- * is kept redacted (`redactValue`): a bad host list or options object may hold a password.
+ * is a redacted, bounded copy (`redactValue`), never the caller's object: a bad host list, options
+ * object, `URL` or client instance may hold a password, and `util.inspect(error)` shows `received`.
  */
 export class InvalidArgumentError extends FencekitError {
   readonly code = 'invalid-argument';
@@ -171,7 +172,7 @@ export class InvalidArgumentError extends FencekitError {
     readonly expected: string,
   ) {
     const shown = redactValue(received);
-    super(`Invalid ${argument}: got ${describe(shown)}, expected ${expected}`);
+    super(`Invalid ${argument}: got ${describe(shown, received)}, expected ${expected}`);
     this.received = shown;
   }
 }
@@ -213,8 +214,11 @@ const ERROR_CODES = new Set<FencekitErrorCode>([
   'closed',
 ]);
 
-function describe(value: unknown): string {
-  if (typeof value === 'string') return quoteForMessage(value);
+function describe(value: unknown, received: unknown): string {
+  // A description that `redactValue` put in place of an object or function (`[URL]`), not a string.
+  if (typeof value === 'string' && typeof received !== 'string') return value;
+  // The whole string redacted, then cut by quoteForMessage (which tells its full length).
+  if (typeof received === 'string') return quoteForMessage(redactText(received));
   if (typeof value === 'bigint') return `${value}n`;
   if (value === null || value === undefined || typeof value !== 'object') return String(value);
   return Object.prototype.toString.call(value);

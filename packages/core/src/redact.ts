@@ -61,32 +61,57 @@ function redactWord(word: string): string {
 const SECRET_KEY = /pass(word)?|secret|token|private.?key|credential|^auth$/i;
 const MAX_DEPTH = 4;
 
+/** At most this many items of an array or fields of an object, and characters of a string, are kept. */
+const MAX_ITEMS = 20;
+const MAX_CHARS = 200;
+
 /**
- * A copy of a value a caller passed (as kept by `InvalidArgumentError.received`): strings without
- * URL credentials, arrays and plain objects copied with secret-named fields replaced by `***`.
- * Other objects are kept as they are (they are not options a password is written into).
+ * A bounded, redacted copy of a value a caller passed (as kept by `InvalidArgumentError.received`):
+ * strings without URL credentials (cut after 200 characters, after redaction so a cut cannot split
+ * a credential from its `@`), arrays and plain objects copied (20 items or fields at most) with
+ * secret-named fields replaced by `***`. Any other object (a `URL`, a `Map`, a class instance, a
+ * client such as an ioredis instance) is never kept: it is replaced by a description such as
+ * `[URL]`, since its fields, getters and `util.inspect` output may hold a password (a `URL` keeps
+ * `password`, an ioredis instance its `options`).
  */
 export function redactValue(value: unknown, depth = 0): unknown {
   try {
     return redactValueOrThrow(value, depth);
   } catch {
-    // A getter that throws (a hostile or exotic object) must not turn into another error here.
+    // A getter or proxy trap that throws (a hostile or exotic object) must not turn into another error here.
     return REDACTED;
   }
 }
 
 function redactValueOrThrow(value: unknown, depth: number): unknown {
-  if (typeof value === 'string') return redactText(value);
+  if (typeof value === 'string') return cut(redactText(value));
+  if (typeof value === 'function') return '[function]';
   if (typeof value !== 'object' || value === null) return value;
   if (depth >= MAX_DEPTH) return REDACTED;
-  if (Array.isArray(value)) return value.map((item) => redactValue(item, depth + 1));
-  const proto = Object.getPrototypeOf(value);
-  if (proto !== Object.prototype && proto !== null) return value;
-  const copy: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) {
-    copy[key] = SECRET_KEY.test(key) ? REDACTED : redactValue(item, depth + 1);
+  if (Array.isArray(value)) {
+    const items = value.slice(0, MAX_ITEMS).map((item) => redactValue(item, depth + 1));
+    if (value.length > MAX_ITEMS) items.push(`… (${value.length - MAX_ITEMS} more items)`);
+    return items;
   }
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return describeInstance(proto);
+  const copy: Record<string, unknown> = {};
+  const entries = Object.entries(value);
+  for (const [key, item] of entries.slice(0, MAX_ITEMS)) {
+    copy[cut(redactText(key))] = SECRET_KEY.test(key) ? REDACTED : redactValue(item, depth + 1);
+  }
+  if (entries.length > MAX_ITEMS) copy['…'] = `${entries.length - MAX_ITEMS} more fields`;
   return copy;
+}
+
+function cut(text: string): string {
+  return text.length > MAX_CHARS ? `${text.slice(0, MAX_CHARS)}… (${text.length} characters)` : text;
+}
+
+/** `[URL]`, `[Map]`, `[Redis]`: the class's name only (a word), never the instance's content. */
+function describeInstance(proto: object): string {
+  const name = (proto as { constructor?: { name?: unknown } }).constructor?.name;
+  return typeof name === 'string' && /^[\w$]{1,64}$/.test(name) ? `[${name}]` : '[object]';
 }
 
 /** Fields of a backend error that say what failed without carrying request data. */
