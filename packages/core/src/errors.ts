@@ -1,4 +1,5 @@
 import { redactText, redactValue, safeCause } from './redact.js';
+import { escapeSteering } from './steering.js';
 
 /**
  * Every failure fencekit reports is one of these. Each has a stable `code` (safe to switch on across
@@ -23,10 +24,12 @@ export abstract class FencekitError extends Error {
    * Messages and causes are redacted here, once for every error: URL credentials (`user:pass@`)
    * leave the message, and a `cause` that is not itself a fencekit error is kept as a safe copy
    * (see `safeCause`), since a backend's error can carry the request that failed — password and all.
+   * Bidi overrides and line separators are escaped too (`escapeSteering`), whatever text a message
+   * interpolates (a resource name, a server's reply), so a message cannot reorder or forge log lines.
    */
   constructor(message: string, options?: ErrorOptions) {
     super(
-      redactText(message),
+      escapeSteering(redactText(message)),
       options !== undefined && 'cause' in options
         ? { cause: options.cause instanceof FencekitError ? options.cause : safeCause(options.cause) }
         : undefined,

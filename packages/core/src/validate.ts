@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from './errors.js';
+import { STEERING } from './steering.js';
 
 /**
  * Resource names: non-empty, well-formed strings of at most 512 printable characters. A lone UTF-16
@@ -113,8 +114,12 @@ export function normalizeAcquire(
   return { resource, ttlMs: options.ttlMs, waitMs, signal: options.signal };
 }
 
-/** Control characters (C0, DEL, C1) and, with the `u` flag (where a pair is one code point), lone surrogates. */
-const NOT_PRINTABLE = /[\p{Cc}\p{Cs}]/u;
+/**
+ * Control characters (C0, DEL, C1), with the `u` flag (where a pair is one code point) lone
+ * surrogates, and the characters that steer display (bidi overrides, U+2028/U+2029: `STEERING`),
+ * which would reorder or break every message and log line that shows the name.
+ */
+const NOT_PRINTABLE = new RegExp(`[\\p{Cc}\\p{Cs}${STEERING.source.slice(1, -1)}]`, 'u');
 
 /** Validates `tryAcquire` options. */
 export function normalizeTryAcquire(
