@@ -105,7 +105,7 @@ export const redisValidityFromAnswer: Mutant = {
   // arrival and its reading; a symmetric latency cancels out (the next holder's answer is as late), and a
   // stop longer than the TTL makes the adapter give the grant back before the mutant sees it. Client
   // pauses with latency reach the window by chance only: 1 of 2 seeds once, 0 of 5 on a quiet machine on
-  // 2026-12-03 (stall-acquire and latency alone: 0 of 3). A stop of about half a TTL between the answer
+  // 2026-12-03 (latency alone: 0 of 3 seeds). A stop of about half a TTL between the answer
   // and its reading, with a holder that uses its whole lease, would aim at it: not built yet.
   exposure: { workload: 'inventory', faults: ['pause-client', 'latency'], fencing: true },
   checkers: ['lease'],
