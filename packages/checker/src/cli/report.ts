@@ -11,6 +11,9 @@ import { escapeLine } from './terminal.js';
 /** Keys listed with their verdict in the human summary. */
 const KEYS_SHOWN = 20;
 
+// One collator for every comparison: localeCompare with options builds one per call (seconds for 100 000 keys).
+const KEY_ORDER = new Intl.Collator('en', { numeric: true });
+
 /** One line saying how the ops were read: semantics, nil reads, initial value, keys, ops left out. */
 export function describeSemantics(s: AppliedSemantics): string {
   const parts = [s.name === 'knossos' ? 'knossos semantics' : 'strict semantics'];
@@ -57,9 +60,7 @@ export function summary(file: string, outcome: Outcome): string {
       // A verdict per key, the worst first (illegal, unknown, ok), each group by key (numbers by value).
       const rank = { illegal: 0, unknown: 1, ok: 2 } as const;
       const sorted = [...partitions].sort(
-        (a, b) =>
-          rank[a.verdict] - rank[b.verdict] ||
-          (a.key ?? '').localeCompare(b.key ?? '', 'en', { numeric: true }),
+        (a, b) => rank[a.verdict] - rank[b.verdict] || KEY_ORDER.compare(a.key ?? '', b.key ?? ''),
       );
       for (const p of sorted.slice(0, KEYS_SHOWN)) {
         const why =

@@ -25,6 +25,7 @@ import {
   modelWithInitialValue,
   parseInitialValue,
   type SemanticsName,
+  SemanticsTimeoutError,
 } from '../models/semantics.js';
 import {
   type Checker,
@@ -129,11 +130,18 @@ export async function check(file: string, options: CliOptions): Promise<Outcome>
   let applied: AppliedSemantics | undefined;
   let drawnOps: Operation[] | undefined;
   if (model !== undefined && options.model !== undefined) {
-    const adapted = applySemantics(loaded.operations, options.model, model, {
-      semantics,
-      ...(options.independent === undefined ? {} : { independent: options.independent }),
-      ...(initial === undefined ? {} : { initialValue: initial }),
-    });
+    let adapted: ReturnType<typeof applySemantics>;
+    try {
+      adapted = applySemantics(loaded.operations, options.model, model, {
+        semantics,
+        deadline: started + options.timeout,
+        ...(options.independent === undefined ? {} : { independent: options.independent }),
+        ...(initial === undefined ? {} : { initialValue: initial }),
+      });
+    } catch (error) {
+      if (!(error instanceof SemanticsTimeoutError)) throw error;
+      return { composite: undecided(options, error.message), format, drawn: [], notCounted: [] };
+    }
     applied = adapted.applied;
     model = adapted.model;
     drawnOps = adapted.ops;
@@ -318,7 +326,7 @@ function lockCheck(
 }
 
 /** The linearizability result seen as a CheckResult: illegal partitions are its violations. */
-function asCheckResult(result: LinearizabilityResult): CheckResult & LinearizabilityResult {
+export function asCheckResult(result: LinearizabilityResult): CheckResult & LinearizabilityResult {
   const violations = result.partitions
     .filter((p) => p.verdict === 'illegal')
     .map((p) => ({
@@ -330,9 +338,19 @@ function asCheckResult(result: LinearizabilityResult): CheckResult & Linearizabi
   const error =
     undecided.length === 0
       ? undefined
-      : `${undecided.length} partition(s) undecided: ${undecided.map((p) => `${p.key ?? 'history'} (${p.reason ?? 'unknown'})`).join(', ')}`;
+      : `${undecided.length} partition(s) undecided: ${undecided
+          .slice(0, UNDECIDED_SHOWN)
+          .map((p) => `${p.key ?? 'history'} (${p.reason ?? 'unknown'})`)
+          .join(', ')}${
+          undecided.length > UNDECIDED_SHOWN
+            ? `, … and ${undecided.length - UNDECIDED_SHOWN} more (partitions[] in --json has every one)`
+            : ''
+        }`;
   return { ...result, violations, ...(error === undefined ? {} : { error }) };
 }
+
+/** Undecided partitions named in the error line; 100 000 keys made it a 1.7 MB line. */
+const UNDECIDED_SHOWN = 20;
 
 /** Errors that mean the input could not be checked at all (exit code 3), as opposed to a verdict. */
 export function isBadInput(error: unknown): error is Error {

@@ -1,8 +1,18 @@
 import { showValue } from '../history/show.js';
 
-/** Text or attribute value made safe for HTML and inline SVG. */
+/**
+ * Text or attribute value made safe for HTML and inline SVG. Control characters (a NUL in a key, C1
+ * controls) are not allowed in HTML text and some are dropped or replaced by browsers, so two keys
+ * could look alike: they are written as visible `\u0000` escapes, as JSON would write them.
+ */
 export function esc(value: unknown): string {
-  return String(value).replace(/[&<>"']/g, (c) => ENTITIES[c] ?? c);
+  return String(value)
+    .replace(/[&<>"']/g, (c) => ENTITIES[c] ?? c)
+    .replace(
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+      /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    );
 }
 
 const ENTITIES: Record<string, string> = {

@@ -35,6 +35,7 @@ export {
   parseInitialValue,
   type SemanticsName,
   type SemanticsOptions,
+  SemanticsTimeoutError,
 } from './semantics.js';
 export { type SetOp, type SetState, set } from './set.js';
 export { canonicalJson, describeScalar, type Scalar, toScalar } from './values.js';

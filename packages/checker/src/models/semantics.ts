@@ -37,7 +37,22 @@ export interface SemanticsOptions {
   independent?: IndependentMode;
   /** The registers' value before any write; absent = the model's own (nil). */
   initialValue?: unknown;
+  /**
+   * performance.now() time (ms) by which reading the ops must end: past it `SemanticsTimeoutError`
+   * is thrown (the caller answers unknown). Splitting 100 000 keys takes about a second.
+   */
+  deadline?: number;
 }
+
+/** `applySemantics` ran past `options.deadline`: the check must end unknown (timeout), not pass. */
+export class SemanticsTimeoutError extends Error {
+  override get name(): string {
+    return 'SemanticsTimeoutError';
+  }
+}
+
+/** Ops between clock reads while applying semantics. */
+const TICK = 4096;
 
 /** What was applied, for reports (`--json` prints it as `semantics`). */
 export interface AppliedSemantics {
@@ -178,11 +193,20 @@ export function applySemantics(
   options: SemanticsOptions,
 ): { ops: Operation[]; model: AnyModel; applied: AppliedSemantics } {
   const mode = options.independent ?? 'auto';
+  const deadline = options.deadline;
+  let ticks = 0;
+  const tick = (what: string): void => {
+    if (deadline === undefined || ++ticks % TICK !== 0 || performance.now() < deadline) return;
+    throw new SemanticsTimeoutError(
+      `the time budget (--timeout) ran out while ${what}, after ${ticks} steps`,
+    );
+  };
   const known = MODEL_OPERATIONS[modelName];
   const byF: Record<string, number> = Object.create(null);
   let ignored = 0;
-  const concerned: Operation[] = [];
+  let concerned: Operation[] = [];
   for (const op of ops) {
+    tick('reading the ops for the model');
     // knossos' register has no cas and fails on one; leaving it out would hide the value it swapped in.
     if (modelName === 'register' && op.f === 'cas')
       throw new HistoryShapeError(
@@ -211,7 +235,10 @@ export function applySemantics(
       // Jepsen puts an op whose value is no tuple into every key's subhistory; auto tolerates such
       // ops only when they carry no value (invoked with nil, and crashed, failed or read nil), so a
       // plain history whose writes are scalars is never taken for an independent one.
-      const first = concerned.find((op) => !looksIndependent(op) && !isValueless(op));
+      const first = concerned.find((op) => {
+        tick('looking for jepsen.independent tuples');
+        return !looksIndependent(op) && !isValueless(op);
+      });
       if (first !== undefined)
         why = `op ${first.id} (${first.f} ${showValue(first.input ?? null)}) is no [key value] tuple`;
       else if (!concerned.some((op) => looksIndependent(op))) why = 'no op is a [key value] tuple';
@@ -220,9 +247,11 @@ export function applySemantics(
   }
   const keys = new Set<string>();
   if (split) {
-    const names = keyNames(concerned);
+    const names = keyNames(concerned, () => tick('naming the keys'));
+    const everyKey = [...new Set(names.values())];
     const expanded: Operation[] = [];
     for (const op of concerned) {
+      tick('splitting the ops by key');
       const input = op.input;
       if (!isTuple(input)) {
         if (names.size === 0)
@@ -231,7 +260,10 @@ export function applySemantics(
             `--independent on: ${op.f} ${showValue(input ?? null)} is no [key value] tuple`,
           );
         // As jepsen.independent does: an op that is no tuple belongs to every key's subhistory.
-        for (const name of new Set(names.values())) expanded.push({ ...op, key: name });
+        for (const name of everyKey) {
+          tick('copying an op that is no tuple into every key');
+          expanded.push({ ...op, key: name });
+        }
         continue;
       }
       expanded.push(op);
@@ -249,12 +281,14 @@ export function applySemantics(
         op.output = output[1];
       }
     }
-    concerned.splice(0, concerned.length, ...expanded);
+    // Assigned, not spliced in: spreading 100 000 ops as arguments overflows the stack.
+    concerned = expanded;
   }
 
   let nilReadsUnknown = 0;
   const kept: Operation[] = [];
   for (const op of concerned) {
+    tick('leaving out reads of nil');
     if (
       options.semantics === 'knossos' &&
       NIL_READ_MODELS.has(modelName) &&
@@ -330,9 +364,10 @@ function looksIndependent(op: Operation): boolean {
  * 1.0 are two). If two different keys would share a name (2 and "2", `:a` and ":a"), every string
  * key is written quoted.
  */
-function keyNames(ops: readonly Operation[]): Map<string, string> {
+function keyNames(ops: readonly Operation[], tick: () => void): Map<string, string> {
   const canonical = new Map<string, unknown>();
   for (const op of ops) {
+    tick();
     if (isTuple(op.input)) canonical.set(canonicalJson(op.input[0]), op.input[0]);
   }
   const names = new Map<string, string>();
