@@ -70,6 +70,11 @@ export abstract class RedisReplication {
   /** The members replicating `primary` now, per the authority. */
   abstract replicasOf(primary: string): Promise<string[]>;
 
+  /** The primary a promotion fault acts on when none is named: the only one (Sentinel), or slot 0's (Cluster). */
+  async defaultPrimary(): Promise<string | undefined> {
+    return (await this.primaries())[0];
+  }
+
   /** Asks for a graceful promotion of a replica of `primary` (SENTINEL FAILOVER / CLUSTER FAILOVER). */
   abstract promote(primary: string, signal: AbortSignal): Promise<void>;
 
@@ -260,6 +265,8 @@ interface ClusterNodeLine {
   readonly flags: readonly string[];
   readonly primaryNodeId: string | undefined;
   readonly slots: number;
+  /** It serves slot 0 (the shard the faults act on by default). */
+  readonly slotZero: boolean;
   readonly connected: boolean;
 }
 
@@ -273,10 +280,12 @@ export function parseClusterNodes(text: string, memberByAddress: (address: strin
       const [nodeId, address, flags, primary, , , , link, ...slots] = line.trim().split(' ');
       const announced = /^([^@,]+)@/.exec(address ?? '')?.[1] ?? '';
       let count = 0;
+      let slotZero = false;
       for (const range of slots) {
         if (range.startsWith('[')) continue; // a slot being migrated
         const [from, to] = range.split('-').map(Number);
         count += to === undefined ? 1 : to - from! + 1;
+        if (from === 0) slotZero = true;
       }
       return {
         nodeId: nodeId!,
@@ -284,6 +293,7 @@ export function parseClusterNodes(text: string, memberByAddress: (address: strin
         flags: (flags ?? '').split(','),
         primaryNodeId: primary === '-' ? undefined : primary,
         slots: count,
+        slotZero,
         connected: link === 'connected',
       };
     });
@@ -327,6 +337,21 @@ export class ClusterReplication extends RedisReplication {
       this.members.length,
     );
     return agreed ? agreed.split(',') : [];
+  }
+
+  /**
+   * The primary serving slot 0 as a majority of the nodes see it: harness runs put their resource there, so a
+   * `failover` or `splitBrain` without a node acts on the shard the clients use, after a promotion too (the
+   * sorted list's first would be another shard's primary once slot 0 moved to a promoted replica).
+   */
+  override async defaultPrimary(): Promise<string | undefined> {
+    const views = await this.views();
+    const owner = (view: readonly ClusterNodeLine[]) =>
+      view.find((l) => l.slotZero && l.flags.includes('master') && !l.flags.includes('fail'))?.member;
+    return majority(
+      views.map((v) => (v ? owner(v) : undefined)),
+      this.members.length,
+    );
   }
 
   async replicasOf(primary: string): Promise<string[]> {

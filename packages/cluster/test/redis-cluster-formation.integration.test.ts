@@ -107,4 +107,22 @@ describe('Redis Cluster formation (ClusterReplication.assemble)', () => {
       /^Redis Cluster formation step "every node to know every other \(CLUSTER MEET\)" did not complete before the start's bound: .*n5/,
     );
   }, 60_000);
+
+  it("a promotion fault's default target follows slot 0 to the promoted replica", async () => {
+    const { members, ports } = await layout();
+    for (const p of ports) startNode(p);
+    const replication = new ClusterReplication(members);
+    await replication.assemble(AbortSignal.timeout(45_000));
+    await replication.waitWhole(30_000);
+    expect(await replication.defaultPrimary()).toBe('n1');
+    // n1's replica n4 takes slot 0's shard over (CLUSTER FAILOVER: it waits for n4 to catch up, loses nothing).
+    await replication.promote('n1', AbortSignal.timeout(20_000));
+    const deadline = Date.now() + 20_000;
+    while (!(await replication.primaries()).includes('n4') && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(await replication.primaries()).toEqual(['n2', 'n3', 'n4']);
+    // The sorted list's first, n2, serves no key of slot 0: the old default failed over a shard nobody used.
+    expect(await replication.defaultPrimary()).toBe('n4');
+  }, 120_000);
 });

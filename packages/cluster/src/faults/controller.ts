@@ -228,7 +228,7 @@ export class FaultController<N extends ClusterNode> implements Faults {
         );
       }
     }
-    const from = node ?? primaries[0];
+    const from = node ?? (await replication.defaultPrimary());
     if (from === undefined) {
       throw new Error(
         `no primary is known now on this ${this.cluster.topology} cluster: nothing to fail over`,
