@@ -409,6 +409,33 @@ describe("values compare as Clojure's = compares them (EDN), as JSON's types do 
     expect((await run(file, '--model', 'register', '--initial-value', '"a"')).code).toBe(0);
   });
 
+  it('reads EDN sets in the set model and EDN maps in the fenced-register model, types kept', async () => {
+    const edn = (name: string, ops: string[]) => {
+      const file = join(dir, name);
+      return writeFile(file, ops.map((o, i) => `{${o}, :index ${i}}`).join('\n')).then(() => file);
+    };
+    const set = (read: string) =>
+      edn(`set-${read.length}-${read.charCodeAt(3)}.edn`, [
+        ':type :invoke, :f :add, :value :a, :process 0',
+        ':type :ok, :f :add, :value :a, :process 0',
+        ':type :invoke, :f :add, :value 1, :process 0',
+        ':type :ok, :f :add, :value 1, :process 0',
+        ':type :invoke, :f :read, :value nil, :process 1',
+        `:type :ok, :f :read, :value ${read}, :process 1`,
+      ]);
+    expect((await run(await set('#{1 :a}'), '--model', 'set')).code).toBe(0);
+    expect((await run(await set('#{1 "a"}'), '--model', 'set')).code).toBe(1);
+    const fenced = (read: string) =>
+      edn(`fenced-${read}.edn`, [
+        ':type :invoke, :f :write, :value {:value :x, :fence 2}, :process 0',
+        ':type :ok, :f :write, :value {:value :x, :fence 2}, :process 0',
+        ':type :invoke, :f :read, :value nil, :process 1',
+        `:type :ok, :f :read, :value ${read}, :process 1`,
+      ]);
+    expect((await run(await fenced(':x'), '--model', 'fenced-register')).code).toBe(0);
+    expect((await run(await fenced('"x"'), '--model', 'fenced-register')).code).toBe(1);
+  });
+
   it('shows EDN values as EDN in messages, a keyword apart from a string', async () => {
     const human = await run(join(CORPUS, 'kw-vs-string-value.edn'), '--model', 'cas-register');
     expect(human.out).toContain('read "a", which no op had started writing');
