@@ -1,5 +1,7 @@
 import { InvalidArgumentError } from '@fencekit/core';
-import { DEFAULT_FOLLOWER_LAG_MS, ZkSession } from './session.js';
+import { ZkSession } from './checked-session.js';
+import { parseServers } from './servers.js';
+import { DEFAULT_FOLLOWER_LAG_MS } from './session.js';
 
 /**
  * Default ZooKeeper session timeout: how long a dead holder keeps its locks. It must exceed the
@@ -79,24 +81,8 @@ export function isZkSession(value: unknown): value is ZkSession {
 
 /** A ZooKeeper session to share between a `ZkLockClient` and a `ZkElectionClient`. */
 export function createSession(options: Omit<ZkServerOptions, 'root'>): ZkSession {
-  const servers = typeof options.servers === 'string' ? options.servers : options.servers?.join(',');
-  if (typeof servers !== 'string' || !/^[^,\s]+:\d+(,[^,\s]+:\d+)*(\/.*)?$/.test(servers)) {
-    throw new InvalidArgumentError(
-      'servers',
-      options.servers,
-      'host:port entries, comma-separated or as a list',
-    );
-  }
-  // ZooKeeper takes credentials only through addAuthInfo, never in the connection string: a
-  // `user:password@host` entry would be dialled as a host name and end up in error messages.
-  const hostsPart = servers.split('/')[0] ?? '';
-  if (hostsPart.includes('@')) {
-    throw new InvalidArgumentError(
-      'servers',
-      options.servers,
-      'host:port entries without user:password@ (ZooKeeper connection strings carry no credentials)',
-    );
-  }
+  // Checked again by ZkSession; here first, so that a list is refused as the list the caller gave.
+  const servers = parseServers(options.servers);
   const sessionTimeoutMs = options.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS;
   if (typeof sessionTimeoutMs !== 'number' || !Number.isFinite(sessionTimeoutMs) || sessionTimeoutMs < 100) {
     throw new InvalidArgumentError(

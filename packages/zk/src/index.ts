@@ -17,6 +17,7 @@ export {
   NotLockHolderError,
   StaleFenceError,
 } from '@fencekit/core';
+export { ZkSession } from './checked-session.js';
 export {
   type ConnectOptions,
   createSession,
@@ -32,4 +33,4 @@ export {
 } from './guarded-write.js';
 export { ZkLeadership } from './leadership.js';
 export { UNSURE, ZkLease, ZkLockClient } from './lock.js';
-export { DEFAULT_FOLLOWER_LAG_MS, type SessionEvent, ZkSession } from './session.js';
+export { DEFAULT_FOLLOWER_LAG_MS, type SessionEvent } from './session.js';
