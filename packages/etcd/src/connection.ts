@@ -88,6 +88,15 @@ export function connect(options: EtcdConnectionOptions): Connection {
   }
   const scheme = options.credentials ? 'https://' : 'http://';
   const urls = hosts.map((h) => (/^https?:\/\//.test(h) ? h : scheme + h));
+  // etcd3 throws a plain Error for a mix; refused here as the bad argument it is.
+  const secure = urls.filter((url) => url.startsWith('https:')).length;
+  if (secure > 0 && secure < urls.length) {
+    throw new InvalidArgumentError(
+      'hosts',
+      options.hosts,
+      'endpoints all https:// or all plaintext, not a mix',
+    );
+  }
   assertAuthOverTls(options, urls);
   const config: IOptions = {
     hosts: urls,
@@ -136,7 +145,9 @@ function assertAuthOverTls(options: EtcdConnectionOptions, urls: readonly string
   ) {
     throw new InvalidArgumentError('auth', auth, 'an object with a username and a password (strings)');
   }
-  const tls = options.credentials !== undefined || urls.some((url) => url.startsWith('https://'));
+  // TLS exactly when etcd3 will use it: `credentials` truthy (etcd3 tests `if (credentials)`, so
+  // null, false or '' mean plaintext), or every host `https:` (etcd3 refuses a mix, below).
+  const tls = Boolean(options.credentials) || urls.every((url) => url.startsWith('https:'));
   if (!tls && !allow) {
     throw new InvalidArgumentError(
       'auth',
