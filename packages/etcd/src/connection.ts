@@ -78,12 +78,15 @@ export function connect(options: EtcdConnectionOptions): Connection {
     );
   }
   // `etcd3` would take `user:password@` into its target and from there into error messages; etcd
-  // takes credentials only as `auth`. (The error itself shows the hosts redacted.)
-  if (hosts.some((h) => USERINFO.test(h))) {
+  // takes credentials only as `auth`. An endpoint never holds an `@` or whitespace otherwise, so
+  // either anywhere is refused: a check anchored at the start was passed by a leading space.
+  // (The error itself shows the hosts redacted; its wording has no `@`, which the redactor would take
+  // for user-info.)
+  if (hosts.some((h) => /[@\s]/.test(h))) {
     throw new InvalidArgumentError(
       'hosts',
       options.hosts,
-      'endpoints without "user:password@" (give etcd credentials as auth)',
+      'endpoints such as "127.0.0.1:2379" or "https://etcd-1:2379", without spaces or user info (give etcd credentials as auth)',
     );
   }
   const scheme = options.credentials ? 'https://' : 'http://';
@@ -121,9 +124,6 @@ export function connect(options: EtcdConnectionOptions): Connection {
   const etcd = new Etcd3(config);
   return { etcd, owned: true, callTimeoutMs, sockets: trackSockets(etcd) };
 }
-
-/** A host written with user-info: `user:password@host`, with or without a scheme. */
-const USERINFO = /^(?:[a-z][a-z0-9+.-]*:\/\/)?[^/@]*@/i;
 
 /**
  * `auth` only over TLS (`etcd3` uses TLS for every host when `credentials` are given or any host is

@@ -34,4 +34,30 @@ describe('etcd options that would send or show a password', () => {
     // A mix of https:// and plaintext hosts: etcd3 throws a plain Error; refused as an argument.
     expect(refusal({ hosts: [`https://${E}`, E], auth }).argument).toBe('hosts');
   });
+
+  it('refuses user info however the host is written (leading space, tab, comma or paren in the password)', () => {
+    for (const hosts of [
+      [` http://bob:${secret}@${E}`],
+      `\thttp://bob:${secret}@${E}`,
+      [`${E}`, ` bob:${secret}@${E}`],
+      [`http://bob:${secret}@${E}`],
+      [`bob:${secret}@${E}`],
+    ]) {
+      const error = refusal({ hosts });
+      expect(error.argument).toBe('hosts');
+      assertNoSecret(error, [secret, secret.slice(2)], 'a host with user info');
+    }
+  });
+
+  it('words its refusals so that redaction leaves them as written', () => {
+    const errors = [
+      refusal({ hosts: [`http://bob:${secret}@${E}`] }),
+      refusal({ hosts: [E], auth: { username: 'bob', password: secret } }),
+      refusal({ hosts: [''] }),
+    ];
+    for (const error of errors) {
+      expect(error.message).toContain(`expected ${error.expected}`);
+      expect(error.expected).not.toContain('***');
+    }
+  });
 });
