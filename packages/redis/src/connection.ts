@@ -1,12 +1,13 @@
 import { InvalidArgumentError, settleWithin } from '@fencekit/core';
 import { Redis, type RedisOptions } from 'ioredis';
+import { connectionTarget } from './connection-target.js';
 
 /**
  * How a client reaches Redis: an ioredis instance the caller owns (never closed by fencekit), or
  * connection options / a redis:// URL (AUTH/ACL `username` + `password`, `tls`, `db`… are passed to
  * ioredis as they are) for a connection fencekit opens and closes itself.
  */
-export type RedisConnection = Redis | RedisOptions | string;
+export type RedisConnection = Redis | RedisOptions | string | URL | (RedisOptions & { url: string | URL });
 
 /** Defaults for connections fencekit opens: every command is bounded, so no call hangs forever. */
 export const DEFAULT_COMMAND_TIMEOUT_MS = 5_000;
@@ -63,6 +64,8 @@ export function assertSingleNodeConnection(
   }
   const kind = clientKind(connection);
   if (kind !== undefined) throw new InvalidArgumentError(argument, kind, accepted);
+  // Options that name no server, a URL object of another scheme…: refused here, before anything opens.
+  connectionTarget(connection, argument, accepted);
 }
 
 /** What client `value` is, told by the members a client has and options never do; undefined for options. */
@@ -91,8 +94,11 @@ export function openConnection(
     maxRetriesPerRequest: 2,
     ...defaults,
   };
+  const target = connectionTarget(connection, argument, accepted);
   const redis =
-    typeof connection === 'string' ? new Redis(connection, base) : new Redis({ ...base, ...connection });
+    target.url !== undefined
+      ? new Redis(target.url, { ...base, ...target.options })
+      : new Redis({ ...base, ...target.options });
   // Failures reach the caller through the commands that fail; the event would only add noise.
   redis.on('error', () => undefined);
   return { redis, owned: true, name: describe(redis) };

@@ -15,6 +15,7 @@ import {
   QUIT_TIMEOUT_MS,
   type RedisConnection,
 } from './connection.js';
+import { clusterStartupNode } from './connection-target.js';
 
 /** A connection the lock commands go through: one node (direct or found through Sentinel) or a Redis Cluster. */
 export type RedisClient = Redis | Cluster;
@@ -97,7 +98,8 @@ export function openClient(deployment: RedisDeployment, defaults: RedisOptions =
   }
   if (isClusterConnection(deployment)) {
     const options = deployment.options ?? {};
-    const cluster = new Cluster([...deployment.cluster], {
+    const startupNodes = [...deployment.cluster].map(clusterStartupNode) as ClusterNode[];
+    const cluster = new Cluster(startupNodes, {
       ...options,
       redisOptions: { maxRetriesPerRequest: 2, ...defaults, ...options.redisOptions },
     });
