@@ -34,6 +34,7 @@ import {
 } from './deployment.js';
 import { classifyFailure, errorMessage } from './failures.js';
 import {
+  assertClusterResource,
   DEFAULT_KEY_PREFIX,
   type ResourceKeys,
   resourceKeys,
@@ -169,6 +170,7 @@ export class RedisLockClient implements LockClient<bigint> {
   async tryAcquire(resource: string, options: TryAcquireOptions): Promise<ManagedLease<bigint> | null> {
     this.#lifecycle.assertOpen();
     assertResource(resource);
+    if (this.#connection.cluster) assertClusterResource(resource);
     if (typeof options !== 'object' || options === null) {
       throw new InvalidArgumentError('options', options, 'an object with ttlMs');
     }
@@ -183,6 +185,7 @@ export class RedisLockClient implements LockClient<bigint> {
   async acquire(resource: string, options: AcquireOptions): Promise<ManagedLease<bigint>> {
     this.#lifecycle.assertOpen();
     const request = normalizeAcquire(resource, options);
+    if (this.#connection.cluster) assertClusterResource(request.resource);
     if (request.signal?.aborted) {
       throw new LockAbortedError(request.resource, { cause: request.signal.reason });
     }

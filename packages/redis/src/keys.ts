@@ -1,3 +1,5 @@
+import { InvalidArgumentError } from '@fencekit/core';
+
 /**
  * Where a resource's state lives. Every key of one resource shares the hash tag `{resource}`, so the
  * scripts touch a single slot (Redis Cluster) and the keys sit under a prefix of their own, away
@@ -25,6 +27,24 @@ export interface ResourceKeys {
 }
 
 export const DEFAULT_KEY_PREFIX = 'fencekit:';
+
+/**
+ * Redis Cluster hashes a key by the text between its first `{` and the first `}` after it, unless
+ * that text is empty; then by the whole key. A resource name starting with `}` thus leaves its keys
+ * (`prefix{}x}:lock`, `prefix{}x}:fence`…) without a tag, in different slots, and every script on
+ * them fails with CROSSSLOT. Such names are refused on a Cluster (they never worked there). On one
+ * node they keep working with the keys they always had: no hash tag is needed there, and any other
+ * key layout for them would strand the fence counters and queues already stored under the old keys.
+ */
+export function assertClusterResource(resource: string): void {
+  if (resource.startsWith('}')) {
+    throw new InvalidArgumentError(
+      'resource',
+      resource,
+      'on Redis Cluster, a name not starting with "}" (its keys would have no hash tag and fall in different slots)',
+    );
+  }
+}
 
 export function resourceKeys(prefix: string, resource: string): ResourceKeys {
   const base = `${prefix}{${resource}}:`;
