@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, statfsSync } from 'node:fs';
 import { type HistoryEvent, HistoryParseError, parseHistoryJsonl } from '@fencekit/checker';
 import { z } from 'zod';
 import type { CheckerReport } from '../check/check.js';
@@ -142,23 +142,68 @@ export function readRunHistory(path: string): HistoryEvent[] {
   }
 }
 
+/**
+ * File systems whose files are made up by the kernel as they are read: their sizes say 0 whatever they yield
+ * (/proc/self/pagemap yields gigabytes, /proc/kmsg blocks until the kernel logs). fencekit never stores a run
+ * there, so a stored file that resolves into one is refused before it is opened.
+ */
+const PSEUDO_FILE_SYSTEMS = new Set([
+  0x9fa0, // proc
+  0x62656572, // sysfs
+  0x64626720, // debugfs
+  0x74726163, // tracefs
+  0x73636673, // securityfs
+  0x27e0eb, // cgroup
+  0x63677270, // cgroup2
+  0x6165676c, // pstore
+  0xcafe4a11, // bpf
+  0x42494e4d, // binfmt_misc
+]);
+
+const notOurs = (path: string, why: string) => new StoredRunError(path, `not a file fencekit wrote (${why})`);
+const cannotRead = (path: string, error: unknown) =>
+  new StoredRunError(path, `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+
+/**
+ * A stored file's text, read in bounded time and memory: only a regular file (checked on the open
+ * descriptor, so a swap after the check cannot slip a FIFO or device in), opened without blocking (a FIFO
+ * or a blocking pseudo file answers EAGAIN instead of holding the process), and never more than its size
+ * says plus one byte: a file yielding more than its size is a pseudo file or one being written, refused.
+ */
 function readText(path: string, maxBytes: number): string {
-  let size: number;
+  let fsType: number;
   try {
-    const stat = statSync(path);
-    // A FIFO or a device (/dev/zero) would block or never end: only regular files are read.
-    if (!stat.isFile()) throw new StoredRunError(path, 'not a regular file');
-    size = stat.size;
+    fsType = Number(statfsSync(path).type);
   } catch (error) {
-    if (error instanceof StoredRunError) throw error;
-    throw new StoredRunError(path, `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw cannotRead(path, error);
   }
-  if (size > maxBytes) throw new StoredRunError(path, `larger than ${maxBytes} bytes`);
+  if (PSEUDO_FILE_SYSTEMS.has(fsType)) throw notOurs(path, 'a kernel pseudo file');
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+  } catch (error) {
+    throw cannotRead(path, error);
+  }
   let bytes: Buffer;
   try {
-    bytes = readFileSync(path);
+    const stat = fstatSync(fd);
+    // A FIFO or a device (/dev/zero) would block or never end: only regular files are read.
+    if (!stat.isFile()) throw new StoredRunError(path, 'not a regular file');
+    if (stat.size > maxBytes) throw new StoredRunError(path, `larger than ${maxBytes} bytes`);
+    const buffer = Buffer.allocUnsafe(stat.size + 1);
+    let read = 0;
+    for (;;) {
+      const n = readSync(fd, buffer, read, buffer.length - read, null);
+      if (n === 0) break;
+      read += n;
+      if (read > stat.size) throw notOurs(path, 'it yields more bytes than its size');
+    }
+    bytes = buffer.subarray(0, read);
   } catch (error) {
-    throw new StoredRunError(path, `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    if (error instanceof StoredRunError) throw error;
+    throw cannotRead(path, error);
+  } finally {
+    closeSync(fd);
   }
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);

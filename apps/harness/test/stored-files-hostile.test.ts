@@ -1,0 +1,75 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { readRunMeta, StoredRunError } from '../src/report/stored-run.js';
+import { runMeta, runResults, storeRun } from './support/stored-runs.js';
+
+/**
+ * Stored run files that are not files fencekit wrote (#14 review): pseudo files under /proc that claim
+ * size 0 and never end or never answer, links to files fencekit did not make, a violation listing
+ * millions of processes. `check` and `report` answer each with a typed error or a skipped run, in
+ * bounded time and memory, and never write through a link.
+ */
+const roots: string[] = [];
+afterAll(() => {
+  for (const root of roots) rmSync(root, { recursive: true, force: true });
+});
+function site(): string {
+  const root = mkdtempSync(join(tmpdir(), 'fencekit-hostile-'));
+  roots.push(root);
+  return root;
+}
+
+const cli = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+
+/** The built CLI, killed after `limitMs` (a hang shows as code null). */
+function fencekit(args: string[], limitMs: number): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      if (stderr.length < 10_000) stderr += d;
+    });
+    const killer = setTimeout(() => child.kill('SIGKILL'), limitMs);
+    child.on('exit', (code) => {
+      clearTimeout(killer);
+      resolve({ code, stderr });
+    });
+  });
+}
+
+describe('stored files under /proc (HIGH 5)', () => {
+  it('a history.jsonl linked to /proc/self/pagemap or /proc/kmsg: check is bad input, report skips the run', async () => {
+    for (const target of ['/proc/self/pagemap', '/proc/kmsg']) {
+      const root = site();
+      const dir = storeRun(root, 'r', { meta: runMeta('r'), results: runResults('r') });
+      rmSync(join(dir, 'history.jsonl'));
+      symlinkSync(target, join(dir, 'history.jsonl'));
+      // The old reader took size 0 for the truth: pagemap grew the heap by 140 MB/s, kmsg blocked for good.
+      const checked = await fencekit(['check', dir], 15_000);
+      expect(checked.code, `check, ${target}: ${checked.stderr}`).toBe(3);
+      expect(checked.stderr).toMatch(/history\.jsonl: not a file fencekit wrote/);
+      const reported = await fencekit(['report', '--out', root], 15_000);
+      expect(reported.stderr).toMatch(/warning: skipped .*history\.jsonl: not a file fencekit wrote/);
+    }
+  }, 120_000);
+
+  it('run.json and results.json linked to /proc are refused as not regular stored files, without reading them', () => {
+    const root = site();
+    const dir = storeRun(root, 'r', { meta: runMeta('r'), results: runResults('r') });
+    rmSync(join(dir, 'run.json'));
+    symlinkSync('/proc/self/pagemap', join(dir, 'run.json'));
+    const error = (() => {
+      try {
+        readRunMeta(join(dir, 'run.json'));
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(StoredRunError);
+    expect((error as StoredRunError).problem).toMatch(/not a file fencekit wrote/);
+  });
+});
