@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
-import { constants, createReadStream, open } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { constants, open } from 'node:fs';
+import { open as openHandle, stat } from 'node:fs/promises';
 import { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
@@ -174,10 +174,15 @@ export function* textLines(text: string): Generator<SourceLine> {
 /**
  * A file as a stream of bytes. A FIFO is opened without blocking and read through the event loop:
  * opened the usual way, a FIFO nobody writes blocks a thread of libuv's pool for good, which no
- * budget can cancel and which even keeps the process from exiting.
+ * budget can cancel and which even keeps the process from exiting. Other files are opened without
+ * blocking too: a pseudo file that blocks its reads (/proc/kmsg with nothing logged) then fails with
+ * EAGAIN, bad input, rather than holding a pool thread and the process forever.
  */
 async function openFile(path: string): Promise<Readable> {
-  if (!(await stat(path)).isFIFO()) return createReadStream(path);
+  if (!(await stat(path)).isFIFO()) {
+    const handle = await openHandle(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    return handle.createReadStream();
+  }
   const fd = await new Promise<number>((resolve, reject) =>
     open(path, constants.O_RDONLY | constants.O_NONBLOCK, (error, opened) =>
       error ? reject(error) : resolve(opened),
