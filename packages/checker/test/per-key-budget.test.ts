@@ -69,6 +69,32 @@ describe('the time budget bounds the per-key work (review F5)', () => {
     expect(unreached.at(-1)?.opIds).toHaveLength(2);
   });
 
+  it('searches no further key once the budget is spent, though each small key decides at once', () => {
+    const split = applySemantics(independentHistory(2_000), 'cas-register', casRegister(), {
+      semantics: 'knossos',
+    });
+    const inner = split.model;
+    let steps = 0;
+    // The first search step outlasts the 1.5 s budget (setting 2 000 keys up takes a few ms).
+    const slow: AnyModel = {
+      ...inner,
+      step(state: unknown, op: unknown) {
+        if (steps++ === 0) {
+          const until = performance.now() + 1_600;
+          while (performance.now() < until);
+        }
+        return inner.step(state, op);
+      },
+    };
+    const result = checkLinearizable(split.ops, slow, { timeoutMs: 1_500 });
+    expect(result.verdict).toBe('unknown');
+    // The first key alone was searched (its two ops); before, all 2 000 were, after the deadline.
+    expect(steps).toBeLessThanOrEqual(2);
+    expect(
+      result.partitions.filter((p) => p.reason === 'timeout' && p.steps === 0).length,
+    ).toBeGreaterThanOrEqual(1_999);
+  });
+
   it('stops splitting by key once the budget is spent (SemanticsTimeoutError, which the CLI answers unknown)', () => {
     const ops = independentHistory(20_000);
     const past = performance.now() - 1;

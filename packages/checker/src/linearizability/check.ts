@@ -275,6 +275,9 @@ function roundRobinPass(
   for (const job of active) liveBytes += (job.search?.bytes ?? 0) + (job.relaxed?.bytes ?? 0);
   for (const job of active) {
     if (job.done) continue;
+    // A small key is decided within its first slice, before the search reads the clock: without this
+    // look, 100 000 of them were all searched after the deadline had passed.
+    if (performance.now() >= budget.deadline) return;
     if (
       job.relaxed === undefined &&
       !job.relaxedDone &&
