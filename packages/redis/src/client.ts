@@ -21,7 +21,13 @@ import {
 } from '@fencekit/core';
 import { CANCEL_TIMEOUT_MS } from './bounds.js';
 import { DEFAULT_COMMAND_TIMEOUT_MS } from './connection.js';
-import { neverConnectedReason, trackConnectionState } from './connection-state.js';
+import {
+  type ConnectionMark,
+  connectionMark,
+  neverConnectedReason,
+  notSentReason,
+  trackConnectionState,
+} from './connection-state.js';
 import {
   closeClient,
   duplicateClient,
@@ -278,6 +284,7 @@ export class RedisLockClient implements LockClient<bigint> {
     let sentAt = monotonicNow();
     let raw: number | string;
     let reply: AttemptReply | undefined;
+    const mark = connectionMark(this.#connection.redis);
     try {
       raw = await this.#node.tryAcquireRaw(keys, owner, ttlMs, true);
       if (raw === -1) {
@@ -300,7 +307,7 @@ export class RedisLockClient implements LockClient<bigint> {
       // not waited for: a server that stopped answering would add the cancel's 2 s to the failure.
       // Tracked, so close() still waits for it.
       this.#lifecycle.track(this.#cancel(keys, owner));
-      throw this.#acquireFailure(resource, error);
+      throw this.#acquireFailure(resource, error, mark);
     }
     // The common case, with no reply object, fence string or other promise: granted with a fence
     // (this client always asks for one, so the answer is > 0), validity left, no replicas to wait for.
@@ -388,6 +395,7 @@ export class RedisLockClient implements LockClient<bigint> {
         waiter,
         attempt: async () => {
           const sentAt = monotonicNow();
+          const mark = connectionMark(this.#connection.redis);
           let reply: AttemptReply;
           try {
             reply = await this.#node.attempt(keys, {
@@ -401,7 +409,7 @@ export class RedisLockClient implements LockClient<bigint> {
               handoff: true,
             });
           } catch (error) {
-            throw this.#acquireFailure(resource, error);
+            throw this.#acquireFailure(resource, error, mark);
           }
           if (reply.granted) return { grant: { ...reply, sentAt } };
           ticket = String(reply.ticket);
@@ -515,9 +523,14 @@ export class RedisLockClient implements LockClient<bigint> {
    * An acquire that failed without an answer: unknown outcome, unless the connection never came up
    * (a wrong TLS setting, host or port), when nothing was sent and the error says why.
    */
-  #acquireFailure(resource: string, error: unknown): BackendUnavailableError | IndeterminateError {
-    const neverConnected = neverConnectedReason(this.#connection.redis, this.#connection.name);
-    return classifyFailure(this.backend, resource, 'acquire', error, neverConnected);
+  #acquireFailure(
+    resource: string,
+    error: unknown,
+    mark?: ConnectionMark,
+  ): BackendUnavailableError | IndeterminateError {
+    const { redis, name } = this.#connection;
+    const notSent = neverConnectedReason(redis, name) ?? notSentReason(redis, name, mark);
+    return classifyFailure(this.backend, resource, 'acquire', error, notSent);
   }
 
   async #freeConnections(): Promise<void> {

@@ -6,6 +6,8 @@ interface ConnectionState {
   everReady: boolean;
   /** The last connection error ioredis emitted since it was last ready (TLS, DNS, refused…). */
   lastError: string | undefined;
+  /** How many times it has become ready: a call that saw no change was never written (see `notSentReason`). */
+  readies: number;
   /** How many trackers follow it: several clients may share one caller-owned instance. */
   trackers: number;
   untrack(): void;
@@ -27,12 +29,14 @@ export function trackConnectionState(redis: Redis): () => void {
       created.lastError = errorMessage(error);
     };
     const onReady = (): void => {
+      created.readies += 1;
       created.everReady = true;
       created.lastError = undefined;
     };
     const created: ConnectionState = {
       everReady: redis.status === 'ready',
       lastError: undefined,
+      readies: 0,
       trackers: 0,
       untrack: () => {
         redis.off('error', onError);
@@ -69,4 +73,44 @@ export function neverConnectedReason(redis: Redis, name: string): string | undef
   const state = states.get(redis);
   if (state === undefined || state.everReady) return undefined;
   return `could not connect to ${name}${state.lastError === undefined ? '' : `: ${state.lastError}`}`;
+}
+
+/** A connection's state when a call began, for `notSentReason`. */
+export interface ConnectionMark {
+  readonly ready: boolean;
+  readonly readies: number;
+}
+
+/** Where a tracked connection stands now (undefined if it is not tracked). */
+export function connectionMark(redis: Redis): ConnectionMark | undefined {
+  const state = states.get(redis);
+  return state === undefined ? undefined : { ready: redis.status === 'ready', readies: state.readies };
+}
+
+/** What a server says when it refuses the password or user (AUTH, HELLO, or a command without them). */
+const AUTH_FAILURE = /WRONGPASS|NOAUTH|invalid password|invalid username-password|AUTH failed/i;
+
+export function isAuthFailure(message: string): boolean {
+  return AUTH_FAILURE.test(message);
+}
+
+/**
+ * Why a call that failed cannot have been sent, or undefined when it may have been. ioredis writes a
+ * command only on a ready connection (until then it waits in the offline queue, and is failed from
+ * there when the connection closes or retries run out): a call begun while the connection was not
+ * ready, which has not been ready since (ioredis emits 'ready' before any reply to what it then
+ * writes could arrive), was never written. After a password change, each reconnection is refused
+ * (WRONGPASS) and such a call used to be reported as "may have taken effect".
+ */
+export function notSentReason(
+  redis: Redis,
+  name: string,
+  mark: ConnectionMark | undefined,
+): string | undefined {
+  const state = states.get(redis);
+  if (mark === undefined || mark.ready || state === undefined || state.readies !== mark.readies)
+    return undefined;
+  const last = state.lastError;
+  if (last !== undefined && isAuthFailure(last)) return `authentication to ${name} failed: ${last}`;
+  return `not connected to ${name}${last === undefined ? '' : `: ${last}`}`;
 }

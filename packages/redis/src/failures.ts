@@ -14,12 +14,17 @@ export function classifyFailure(
   neverConnected?: string,
 ): BackendUnavailableError | IndeterminateError {
   if (didNotTakeEffect(error)) {
-    return new BackendUnavailableError(backend, errorMessage(error), { cause: error });
+    const message = errorMessage(error);
+    // Said in words: a refused password is a configuration problem, not an outage.
+    const shown = AUTH_REPLY.test(message) ? `authentication failed: ${message}` : message;
+    return new BackendUnavailableError(backend, shown, { cause: error });
   }
   if (neverConnected !== undefined)
     return new BackendUnavailableError(backend, neverConnected, { cause: error });
   return new IndeterminateError(resource, operation, { cause: error });
 }
+
+const AUTH_REPLY = /^(WRONGPASS|NOAUTH)\b/;
 
 export function didNotTakeEffect(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
