@@ -51,6 +51,10 @@ describe('ZooKeeper connection strings', () => {
         expect(error, JSON.stringify(servers)).toBeInstanceOf(InvalidArgumentError);
         expect((error as InvalidArgumentError).argument).toBe('servers');
         expect(renderEverywhere(error)).not.toContain('ZkPw');
+        // The refusal reads as written: its wording has nothing the redactor takes for user info.
+        expect((error as InvalidArgumentError).message).toContain(
+          `expected ${(error as InvalidArgumentError).expected}`,
+        );
       }
     });
   }
