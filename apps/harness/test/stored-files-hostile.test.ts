@@ -1,10 +1,23 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  linkSync,
+  lstatSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { recheckRun } from '../src/check/recheck.js';
+import { FENCEKIT_PAGE_MARK } from '../src/report/ownership.js';
+import { UnsafeWriteError } from '../src/report/safe-write.js';
 import { readRunMeta, StoredRunError } from '../src/report/stored-run.js';
+import type { ReportWarning } from '../src/report/warnings.js';
 import { runMeta, runResults, storeRun } from './support/stored-runs.js';
 
 /**
@@ -71,5 +84,50 @@ describe('stored files under /proc (HIGH 5)', () => {
     })();
     expect(error).toBeInstanceOf(StoredRunError);
     expect((error as StoredRunError).problem).toMatch(/not a file fencekit wrote/);
+  });
+});
+
+describe('files check writes (MEDIUM 7)', () => {
+  const victimText = 'precious user data\n';
+  /** A run directory whose results.json (or page) is another name for `victim`, made by `link`. */
+  function linkedRun(file: 'results.json' | 'index.html', link: 'symbolic' | 'hard') {
+    const root = site();
+    const dir = storeRun(root, 'r', { meta: runMeta('r') });
+    const victim = join(root, 'victim.txt');
+    // The page victim carries fencekit's mark: a link, not the content, is what makes it not fencekit's.
+    writeFileSync(victim, file === 'index.html' ? `${FENCEKIT_PAGE_MARK}\n${victimText}` : victimText);
+    const before = readFileSync(victim, 'utf8');
+    (link === 'symbolic' ? symlinkSync : linkSync)(victim, join(dir, file));
+    return { dir, victim, before };
+  }
+
+  for (const link of ['symbolic', 'hard'] as const) {
+    it(`a results.json that is a ${link} link is refused; the file it names is untouched`, async () => {
+      const { dir, victim, before } = linkedRun('results.json', link);
+      const error = await recheckRun(dir, () => {}).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(UnsafeWriteError);
+      expect((error as UnsafeWriteError).file).toBe(join(dir, 'results.json'));
+      expect(readFileSync(victim, 'utf8')).toBe(before);
+    });
+
+    it(`a run page that is a ${link} link is left alone with a warning; the file it names is untouched`, async () => {
+      const { dir, victim, before } = linkedRun('index.html', link);
+      const warnings: ReportWarning[] = [];
+      await recheckRun(dir, (w) => warnings.push(w));
+      expect(readFileSync(victim, 'utf8')).toBe(before);
+      expect(warnings).toContainEqual({
+        kind: 'foreign-page',
+        file: join(dir, 'index.html'),
+        problem: expect.stringMatching(/link|names/),
+      });
+    });
+  }
+
+  it('writes by renaming a fresh file over the old one, and leaves no temporary file behind', async () => {
+    const root = site();
+    const dir = storeRun(root, 'r', { meta: runMeta('r'), results: runResults('r') });
+    await recheckRun(dir, () => {});
+    expect(readdirSync(dir).sort()).toEqual(['history.jsonl', 'index.html', 'results.json', 'run.json']);
+    expect(lstatSync(join(dir, 'results.json')).nlink).toBe(1);
   });
 });

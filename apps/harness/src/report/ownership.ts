@@ -1,4 +1,5 @@
-import { closeSync, lstatSync, openSync, readSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
+import { notOwnFile, writeOwnFile } from './safe-write.js';
 import type { Warn } from './warnings.js';
 
 /**
@@ -15,21 +16,27 @@ const HEAD_BYTES = 4096;
 export function pageOwner(
   path: string,
 ): { state: 'absent' } | { state: 'ours' } | { state: 'foreign'; problem: string } {
-  let stat: ReturnType<typeof lstatSync>;
   try {
-    stat = lstatSync(path);
+    lstatSync(path);
   } catch {
     return { state: 'absent' };
   }
-  // fencekit writes regular files only: a link may point anywhere, a FIFO would block the read.
-  if (!stat.isFile()) return { state: 'foreign', problem: 'not a regular file: not a page fencekit wrote' };
+  // fencekit writes regular files of one name only: a link may point anywhere, a FIFO would block the read.
+  const notOwn = notOwnFile(path);
+  if (notOwn !== undefined) return { state: 'foreign', problem: `${notOwn}: not a page fencekit wrote` };
   const head = Buffer.alloc(HEAD_BYTES);
-  const fd = openSync(path, 'r');
   let read: number;
   try {
-    read = readSync(fd, head, 0, HEAD_BYTES, 0);
-  } finally {
-    closeSync(fd);
+    // Neither followed nor waited on, should a link or a FIFO have been swapped in since the check.
+    const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    try {
+      if (!fstatSync(fd).isFile()) throw new Error('not a regular file');
+      read = readSync(fd, head, 0, HEAD_BYTES, 0);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return { state: 'foreign', problem: 'not a regular file: not a page fencekit wrote' };
   }
   const text = head.subarray(0, read).toString('utf8');
   if (text.includes(FENCEKIT_PAGE_MARK) || LEGACY_TITLES.some((t) => text.includes(t)))
@@ -49,6 +56,6 @@ export function writeOwnPage(path: string, html: string, mayCreate: boolean, war
     return false;
   }
   if (owner.state === 'absent' && !mayCreate) return false;
-  writeFileSync(path, html);
+  writeOwnFile(path, html);
   return true;
 }

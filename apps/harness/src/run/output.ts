@@ -1,4 +1,3 @@
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatHistoryEvent, type HistoryEvent, type Verdict } from '@fencekit/checker';
 import { type CheckOutcome, checkHistory } from '../check/check.js';
@@ -7,6 +6,7 @@ import { withCloseLeaks } from '../nemesis/hang-at-close.js';
 import type { FaultWindowSummary } from '../nemesis/nemesis.js';
 import { withFaultEffects } from '../nemesis/observation.js';
 import { writeRunPage } from '../report/run-page.js';
+import { writeOwnFile } from '../report/safe-write.js';
 import { writeSiteIndex } from '../report/site.js';
 import { violationMarks } from '../report/violations.js';
 import type { Warn } from '../report/warnings.js';
@@ -70,8 +70,8 @@ export async function writeRun(
   meta: RunMeta,
   history: readonly HistoryEvent[],
 ): Promise<Verdict> {
-  writeFileSync(join(dir, 'history.jsonl'), history.map((e) => `${formatHistoryEvent(e)}\n`).join(''));
-  writeFileSync(join(dir, 'run.json'), `${JSON.stringify(meta, null, 2)}\n`);
+  writeOwnFile(join(dir, 'history.jsonl'), history.map((e) => `${formatHistoryEvent(e)}\n`).join(''));
+  writeOwnFile(join(dir, 'run.json'), `${JSON.stringify(meta, null, 2)}\n`);
   return judgeRun(dir, meta, history);
 }
 
@@ -122,7 +122,7 @@ export async function judgeRun(
     ...outcome,
     summary: { ...figures(meta, history), firstViolationMs: firstViolationMs(meta, outcome, history) },
   };
-  writeFileSync(join(dir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  writeOwnFile(join(dir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
   writeRunPage(dir, meta, results, history, options.warn);
   writeSiteIndex(join(dir, '..'), {
     mayCreate: options.siteIndex !== 'if-fencekit',

@@ -1,5 +1,6 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeOwnFile } from '../report/safe-write.js';
 import type { RunResults } from '../run/output.js';
 import {
   type Cell,
@@ -71,7 +72,7 @@ export function suiteResults(outcomes: readonly SuiteOutcome[]): SuiteResults {
 
 export function writeSuiteResults(out: string, outcomes: readonly SuiteOutcome[]): SuiteResults {
   const results = suiteResults(outcomes);
-  writeFileSync(join(out, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  writeOwnFile(join(out, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
   return results;
 }
 
