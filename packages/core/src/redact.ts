@@ -6,6 +6,8 @@
  * reports, so every fencekit error passes its message and `cause` through here (see `FencekitError`).
  */
 
+import { escapeSteering } from './steering.js';
+
 /** What a redacted secret reads as. */
 export const REDACTED = '***';
 
@@ -84,7 +86,8 @@ export function redactValue(value: unknown, depth = 0): unknown {
 }
 
 function redactValueOrThrow(value: unknown, depth: number): unknown {
-  if (typeof value === 'string') return cut(redactText(value));
+  // Steering characters escaped too: util.inspect shows `received`, and leaves them raw.
+  if (typeof value === 'string') return cut(escapeSteering(redactText(value)));
   if (typeof value === 'function') return '[function]';
   if (typeof value !== 'object' || value === null) return value;
   if (depth >= MAX_DEPTH) return REDACTED;

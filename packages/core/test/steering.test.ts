@@ -16,5 +16,8 @@ describe('steering characters (#14 LOW 14)', () => {
     const error = new LockTimeoutError('a\u202eb\u2028FAKE LOG LINE', 5);
     for (const c of steering) expect(error.message).not.toContain(c);
     expect(error.message).toContain('a\\u202eb\\u2028FAKE LOG LINE');
+    // `received` too: util.inspect prints it with steering characters raw.
+    const refused = new InvalidArgumentError('resource', 'a\u202eb', 'x');
+    expect(refused.received).toBe('a\\u202eb');
   });
 });
