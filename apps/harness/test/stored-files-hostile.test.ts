@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { recheckRun } from '../src/check/recheck.js';
 import { FENCEKIT_PAGE_MARK } from '../src/report/ownership.js';
+import { rebuildSite } from '../src/report/rebuild.js';
 import { UnsafeWriteError } from '../src/report/safe-write.js';
 import { readRunMeta, StoredRunError } from '../src/report/stored-run.js';
 import type { ReportWarning } from '../src/report/warnings.js';
@@ -129,5 +130,27 @@ describe('files check writes (MEDIUM 7)', () => {
     await recheckRun(dir, () => {});
     expect(readdirSync(dir).sort()).toEqual(['history.jsonl', 'index.html', 'results.json', 'run.json']);
     expect(lstatSync(join(dir, 'results.json')).nlink).toBe(1);
+  });
+});
+
+describe('a violation listing a million processes (MEDIUM 10)', () => {
+  it('the run page shows the first ones and how many more, and the other runs are still built', () => {
+    const root = site();
+    const many = 1_000_000;
+    const violation = { kind: 'overlap', from: 1, to: 2, processes: new Array<number>(many).fill(0) };
+    const results = runResults('big', {
+      verdict: 'illegal',
+      checkers: { mutex: { verdict: 'illegal', violationCount: 1, violations: [violation], stats: {} } },
+    });
+    storeRun(root, 'big', { meta: runMeta('big', { startedAt: '2026-12-03T08:00:00.000Z' }), results });
+    storeRun(root, 'good', { meta: runMeta('good'), results: runResults('good') });
+    const warnings: ReportWarning[] = [];
+    // The old page drew one band per listed process and printed the list whole: 5 million took the
+    // site down ("Invalid string length"), a million made a page of hundreds of megabytes.
+    expect(rebuildSite(root, (w) => warnings.push(w))).toBe(2);
+    expect(warnings).toEqual([]);
+    const page = readFileSync(join(root, 'big', 'index.html'), 'utf8');
+    expect(page.length).toBeLessThan(1_000_000);
+    expect(page).toContain(`… and ${many - 20} more`);
   });
 });

@@ -1,3 +1,4 @@
+import { abridge } from './abridge.js';
 import { esc } from './html.js';
 
 /** Flattens nested figures into `a.b: value` pairs; a '' key (the single resource) adds nothing to the path. */
@@ -16,11 +17,11 @@ function pairs(value: unknown, path: string, out: [string, string][]): void {
 
 /**
  * A checker's figures (or a fault's target and evidence) as readable `key: value` pairs that wrap
- * with the column instead of one long line of JSON.
+ * with the column instead of one long line of JSON; cut to the page's limits (`abridge`).
  */
 export function figuresHtml(value: unknown): string {
   const out: [string, string][] = [];
-  pairs(value, '', out);
+  pairs(abridge(value), '', out);
   if (out.length === 0) return '<span class="muted">—</span>';
   return `<span class="figures">${out
     .map(([k, v]) => `<span class="kv"><span class="k">${esc(k)}</span>: ${esc(v)}</span>`)

@@ -20,7 +20,14 @@ export function rebuildSite(root: string, warn: Warn = warnOnStderr): number {
       warn(skippedRun(error));
       continue;
     }
-    if (writeRunPage(dir, run.meta, run.results, history, warn)) pages++;
+    // One run whose page cannot be built or written (a value past what a string can hold, a file in the
+    // way) is skipped like an unreadable one: the other runs' pages and the index are still made.
+    try {
+      if (writeRunPage(dir, run.meta, run.results, history, warn)) pages++;
+    } catch (error) {
+      const why = error instanceof Error ? ((error as NodeJS.ErrnoException).code ?? error.name) : 'error';
+      warn({ kind: 'skipped-run', file: join(dir, 'index.html'), problem: `page not written (${why})` });
+    }
   }
   return pages;
 }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { HistoryEvent } from '@fencekit/checker';
 import type { RunMeta, RunResults } from '../run/output.js';
+import { abridge, andMore, firstOf, PAGE_LIMITS } from './abridge.js';
 import { figuresHtml } from './figures.js';
 import { esc, page, verdictBadge } from './html.js';
 import { writeOwnPage } from './ownership.js';
@@ -61,9 +62,11 @@ ${runTable(meta, results)}
  * next to the verdict, so an `ok` run that only fencing saved does not read as a lock that kept its promise.
  */
 function findingsHtml(results: RunResults): string {
-  const items = Object.entries(results.checkers).flatMap(([name, c]) =>
-    (c.findings ?? []).map((f) => `<li data-checker="${esc(name)}">${esc(name)}: ${esc(f)}</li>`),
-  );
+  const items = Object.entries(results.checkers).flatMap(([name, c]) => {
+    const { shown, more } = firstOf(c.findings ?? [], PAGE_LIMITS.findings);
+    const listed = shown.map((f) => `<li data-checker="${esc(name)}">${esc(name)}: ${esc(abridge(f))}</li>`);
+    return more > 0 ? [...listed, `<li class="muted">${esc(`${name}: ${andMore(more)}`)}</li>`] : listed;
+  });
   return items.length
     ? `<div id="findings"><strong>Findings</strong> (not violations):<ul>${items.join('')}</ul></div>`
     : '';
@@ -74,7 +77,7 @@ function violationText(results: RunResults): string {
     .filter(([, c]) => c.violationCount > 0)
     .map(
       ([name, c]) =>
-        `${name}: ${c.violationCount} (first ${Math.min(10, c.violations.length)} shown)\n${JSON.stringify(c.violations.slice(0, 10), null, 1)}`,
+        `${name}: ${c.violationCount} (first ${Math.min(10, c.violations.length)} shown)\n${JSON.stringify(abridge(c.violations.slice(0, 10)), null, 1)}`,
     );
   return parts.length ? parts.join('\n\n') : 'none';
 }
@@ -92,7 +95,7 @@ function explain(results: RunResults): string {
 function checkerTable(results: RunResults): string {
   const rows = Object.entries(results.checkers).map(
     ([name, c]) =>
-      `<tr data-checker="${esc(name)}"><td>${esc(name)}</td><td>${verdictBadge(c.verdict)}</td><td>${esc(c.violationCount)}</td><td class="figures-cell">${figuresHtml(c.stats)}</td><td>${esc(c.error ?? '')}</td></tr>`,
+      `<tr data-checker="${esc(name)}"><td>${esc(name)}</td><td>${verdictBadge(c.verdict)}</td><td>${esc(c.violationCount)}</td><td class="figures-cell">${figuresHtml(c.stats)}</td><td>${esc(abridge(c.error ?? ''))}</td></tr>`,
   );
   return `<table id="checkers"><tr><th>checker</th><th>verdict</th><th>violations</th><th>figures</th><th>error</th></tr>${rows.join('')}</table>`;
 }
