@@ -263,22 +263,35 @@ export class ZkElection implements Election {
       }
       return;
     }
+    let removed: boolean;
     try {
-      await this.#queue.leave(entry);
+      removed = await this.#queue.leave(entry);
     } catch (error) {
-      const background = this.#queue.withdraw(entry, this.#withdrawals.signal).then(
-        () => {},
-        () => {
-          // Not an answer we can act on (the session is closing or closed): the node goes with it.
-        },
-      );
-      this.#unconfirmed.set(entry.path, background);
-      this.#withdrawals.start(
-        background.finally(() => this.#unconfirmed.delete(entry.path)),
-        () => {},
-      );
+      this.#withdrawInBackground(entry);
       throw new IndeterminateError(this.name, 'release', { cause: error });
     }
+    if (!removed && this.session.givenUp(entry.generation)) {
+      // Not "gone": this client gave the session up during an outage, the servers may keep it.
+      this.#withdrawInBackground(entry);
+      throw new IndeterminateError(this.name, 'release', {
+        cause: new Error(`session of ${entry.path} given up unanswered: withdrawing it in the background`),
+      });
+    }
+  }
+
+  /** The background withdrawal of an unconfirmed resign, which a second resign waits for. */
+  #withdrawInBackground(entry: QueueEntry): void {
+    const background = this.#queue.withdraw(entry, this.#withdrawals.signal).then(
+      () => {},
+      () => {
+        // Not an answer we can act on (the session is closing or closed): the node goes with it.
+      },
+    );
+    this.#unconfirmed.set(entry.path, background);
+    this.#withdrawals.start(
+      background.finally(() => this.#unconfirmed.delete(entry.path)),
+      () => {},
+    );
   }
 
   /**

@@ -364,6 +364,15 @@ export class ZkLockClient implements LockClient<bigint> {
               this.#abandon(entry);
               throw new IndeterminateError(resource, 'release', { cause: error });
             }
+            if (!removed && this.session.givenUp(entry.generation)) {
+              // Not "gone": this client gave the session up during an outage, the servers may keep it.
+              this.#abandon(entry);
+              throw new IndeterminateError(resource, 'release', {
+                cause: new Error(
+                  `session of ${entry.path} given up unanswered: withdrawing it in the background`,
+                ),
+              });
+            }
             if (!removed) await this.#assertNobodyElseHolds(resource, entry);
           },
         },

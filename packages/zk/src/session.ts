@@ -59,6 +59,8 @@ export class ZkSession {
   #generation = 0;
   #connected = false;
   #suspendedAt: number | undefined;
+  /** The latest generation this client gave up itself (`givenUp`). */
+  #givenUp: number | undefined;
   /**
    * When the latest request that the current session answered was sent (`monotonicNow()`): the
    * ensemble heard from the session at or after that instant. 0 until the first answer.
@@ -122,6 +124,16 @@ export class ZkSession {
     return this.#answeredSentAt + vouchedMs(this.#sessionTimeoutMs, this.#followerLagMs);
   }
 
+  /**
+   * True when this client gave session `generation` up itself, suspended for a session timeout, rather
+   * than being told by the servers that it expired. The servers may still keep it, and its ephemeral
+   * nodes, for a while: through a quorum loss no leader expires anything, and a new leader counts every
+   * session's timeout again from its own start. A node of such a session is not known to be gone.
+   */
+  givenUp(generation: number): boolean {
+    return generation === this.#givenUp;
+  }
+
   /** True while the current session is connected and answering. */
   get connected(): boolean {
     return this.#connected && !this.#closed;
@@ -138,6 +150,18 @@ export class ZkSession {
 
   /** Resolves once a session is connected; opens a new one if there is none (first use, after expiry). */
   async ready(options: CallOptions = {}): Promise<number> {
+    // One deadline for the whole wait: a session given up meanwhile (suspended for a session timeout)
+    // is replaced by a new one, and waiting for that one must not start the timeout over (a call
+    // half a session into an outage took one and a half).
+    const deadline = monotonicNow() + (options.timeoutMs ?? this.sessionTimeoutMs);
+    for (;;) {
+      const generation = await this.#readyOnce(options.signal, deadline);
+      if (generation !== undefined) return generation;
+    }
+  }
+
+  /** One wait for a connection, until `deadline`: the generation once connected, undefined if it expired first. */
+  async #readyOnce(signal: Cancel | undefined, deadline: number): Promise<number | undefined> {
     if (this.#refusal) throw this.#refusal;
     if (this.#closed)
       throw new ZkCallError('connect', this.#servers, ZkCode.CONNECTION_LOSS, 'client closed');
@@ -159,11 +183,10 @@ export class ZkSession {
       this.#failConnecting = undefined;
     });
     await settleWithin(this.#connecting, 'connect', this.#servers, {
-      timeoutMs: options.timeoutMs ?? this.sessionTimeoutMs,
-      signal: options.signal,
+      timeoutMs: Math.max(0, deadline - monotonicNow()),
+      signal,
     });
-    if (!this.#connected) return this.ready(options);
-    return this.#generation;
+    return this.#connected ? this.#generation : undefined;
   }
 
   /**
@@ -325,7 +348,10 @@ export class ZkSession {
     this.#liveness = setInterval(() => {
       const now = monotonicNow();
       if (this.#suspendedAt !== undefined) {
-        if (now - this.#suspendedAt >= this.sessionTimeoutMs) this.#expire(client, this.#generation);
+        if (now - this.#suspendedAt >= this.sessionTimeoutMs) {
+          this.#givenUp = this.#generation;
+          this.#expire(client, this.#generation);
+        }
         return;
       }
       if (!probing && now - this.#answeredSentAt >= tickMs) {
