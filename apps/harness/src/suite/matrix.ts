@@ -198,7 +198,15 @@ function replicatedRedis(seed: number): SuiteEntry[] {
       'two primaries grant the same fences, the resource refuses the stale ones',
     ),
     e(
-      { ...r, backend: `${topology}-epoch`, workload: 'inventory', fault: 'failover,split-brain' },
+      // 60 s: two faults, each heal waiting (bounded) for the deployment to be whole again; in 30 s at load 30 the
+      // failover's heal took the split brain's slot (never applied, the run unknown: 2 of 2 on 2026-12-03).
+      {
+        ...r,
+        time: '60s',
+        backend: `${topology}-epoch`,
+        workload: 'inventory',
+        fault: 'failover,split-brain',
+      },
       'ok',
       'epoch fences: no stale write accepted, the lock may still be held twice',
     ),
