@@ -14,9 +14,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { recheckRun } from '../src/check/recheck.js';
+import { page } from '../src/report/html.js';
 import { FENCEKIT_PAGE_MARK } from '../src/report/ownership.js';
 import { rebuildSite } from '../src/report/rebuild.js';
 import { UnsafeWriteError } from '../src/report/safe-write.js';
+import { writeSiteIndex } from '../src/report/site.js';
 import { readRunMeta, StoredRunError } from '../src/report/stored-run.js';
 import type { ReportWarning } from '../src/report/warnings.js';
 import { runMeta, runResults, storeRun } from './support/stored-runs.js';
@@ -96,7 +98,7 @@ describe('files check writes (MEDIUM 7)', () => {
     const dir = storeRun(root, 'r', { meta: runMeta('r') });
     const victim = join(root, 'victim.txt');
     // The page victim carries fencekit's mark: a link, not the content, is what makes it not fencekit's.
-    writeFileSync(victim, file === 'index.html' ? `${FENCEKIT_PAGE_MARK}\n${victimText}` : victimText);
+    writeFileSync(victim, file === 'index.html' ? page('victim', victimText) : victimText);
     const before = readFileSync(victim, 'utf8');
     (link === 'symbolic' ? symlinkSync : linkSync)(victim, join(dir, file));
     return { dir, victim, before };
@@ -152,5 +154,32 @@ describe('a violation listing a million processes (MEDIUM 10)', () => {
     const page = readFileSync(join(root, 'big', 'index.html'), 'utf8');
     expect(page.length).toBeLessThan(1_000_000);
     expect(page).toContain(`… and ${many - 20} more`);
+  });
+});
+
+describe('whose index.html check may rewrite (LOW 12)', () => {
+  it('only a page that begins as fencekit writes one: quoting its title or its mark is not enough', async () => {
+    for (const quoted of [
+      '<title>fencekit: ',
+      '<title>fencekit consistency report</title>',
+      FENCEKIT_PAGE_MARK,
+    ]) {
+      const root = site();
+      const foreign = `<!doctype html><html><head><title>My notes</title></head><body><pre>grep for ${quoted}</pre>my notes</body></html>`;
+      writeFileSync(join(root, 'index.html'), foreign);
+      const dir = storeRun(root, 'r', { meta: runMeta('r') });
+      const warnings: ReportWarning[] = [];
+      await recheckRun(dir, (w) => warnings.push(w));
+      expect(readFileSync(join(root, 'index.html'), 'utf8'), quoted).toBe(foreign);
+      expect(warnings.map((w) => w.kind)).toEqual(['foreign-page']);
+    }
+  });
+
+  it('a page fencekit wrote is still refreshed', async () => {
+    const root = site();
+    writeSiteIndex(root);
+    const dir = storeRun(root, 'r', { meta: runMeta('r') });
+    await recheckRun(dir, () => {});
+    expect(readFileSync(join(root, 'index.html'), 'utf8')).toContain('data-run="r"');
   });
 });

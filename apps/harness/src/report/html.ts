@@ -1,5 +1,5 @@
 import { escapeHtml } from '@fencekit/checker';
-import { FENCEKIT_PAGE_MARK } from './ownership.js';
+import { pageHead } from './ownership.js';
 
 /** Escapes text for HTML element content and attribute values: the checker's, the repo's one escaper. */
 export const esc = escapeHtml;
@@ -35,11 +35,7 @@ export const PAGE_CSP =
 
 /** One self-contained page: inline CSS, inline SVG, no scripts, no network; marked as fencekit's. */
 export function page(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${esc(PAGE_CSP)}">
-${FENCEKIT_PAGE_MARK}
-<meta name="viewport" content="width=device-width, initial-scale=1">
+  return `${pageHead(esc(PAGE_CSP))}<meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(title)}</title><style>${STYLE}</style></head>
 <body>
 ${body}

@@ -7,9 +7,30 @@ import type { Warn } from './warnings.js';
  * it: `fencekit check <dir>` refreshes `<dir>/../index.html`, which may be anyone's.
  */
 export const FENCEKIT_PAGE_MARK = '<meta name="generator" content="fencekit">';
-/** Pages written before the mark existed began with these titles. */
-const LEGACY_TITLES = ['<title>fencekit consistency report</title>', '<title>fencekit: '];
-/** The mark sits in the head, within the first bytes. */
+
+/** How every page fencekit writes begins, its policy in between (`page` in html.ts writes it). */
+export function pageHead(escapedCsp: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${escapedCsp}">
+${FENCEKIT_PAGE_MARK}
+`;
+}
+
+/**
+ * A page is fencekit's only if it begins exactly as `pageHead` writes one (any policy): the mark or a
+ * fencekit title merely appearing in the first bytes (a page that quotes them) is not enough. Pages from
+ * before the mark existed (titled "fencekit: …", unmarked) are no longer recognised: such an index is
+ * left alone with a warning, and `fencekit report` writes a marked one once it is removed.
+ */
+const [HEAD_BEFORE_CSP, HEAD_AFTER_CSP] = pageHead('\0').split('\0') as [string, string];
+function isOwnHead(text: string): boolean {
+  if (!text.startsWith(HEAD_BEFORE_CSP)) return false;
+  const end = text.indexOf(HEAD_AFTER_CSP, HEAD_BEFORE_CSP.length);
+  // The policy is one escaped attribute value: no quote, markup or line inside it.
+  return end !== -1 && !/["<>\n]/.test(text.slice(HEAD_BEFORE_CSP.length, end));
+}
+/** The head fencekit writes fits well within these bytes. */
 const HEAD_BYTES = 4096;
 
 /** Whether a file at `path` is a page fencekit wrote; `problem` says why not. */
@@ -39,8 +60,7 @@ export function pageOwner(
     return { state: 'foreign', problem: 'not a regular file: not a page fencekit wrote' };
   }
   const text = head.subarray(0, read).toString('utf8');
-  if (text.includes(FENCEKIT_PAGE_MARK) || LEGACY_TITLES.some((t) => text.includes(t)))
-    return { state: 'ours' };
+  if (isOwnHead(text)) return { state: 'ours' };
   return { state: 'foreign', problem: 'not a page fencekit wrote (no fencekit mark): not overwritten' };
 }
 
