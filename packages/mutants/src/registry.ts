@@ -7,7 +7,12 @@ import {
 import { type Mutant, UnknownMutantError } from './mutant.js';
 import { redisFenceBeforeGrant, redisReleaseAnyHolder, redisValidityFromAnswer } from './redis.js';
 import { redlockCloseUnbounded, redlockHalfQuorum, redlockNoDrift } from './redlock.js';
-import { zkReclaimLeavesOldLeaseArmed, zkValidityUncapped, zkWatchAllChildren } from './zk.js';
+import {
+  zkReclaimLeavesOldLeaseArmed,
+  zkValidityUncapped,
+  zkWatchAllChildren,
+  zkWithdrawGivesUp,
+} from './zk.js';
 
 /** Every mutant, in the order the mutation table lists them. */
 export const MUTANTS: readonly Mutant[] = [
@@ -20,6 +25,7 @@ export const MUTANTS: readonly Mutant[] = [
   zkWatchAllChildren,
   zkReclaimLeavesOldLeaseArmed,
   zkValidityUncapped,
+  zkWithdrawGivesUp,
   etcdKeepAliveNeverFails,
   etcdExpiredGrantHandedOut,
   etcdNoRecheckAfterGrant,

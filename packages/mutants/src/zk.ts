@@ -19,8 +19,11 @@ type AwaitHead = (
   joined: { entry: Entry; order: string[] },
   signal: Cancel,
 ) => Promise<{ czxid: bigint }>;
+type Withdraw = (entry: Entry, stop?: AbortSignal) => Promise<boolean>;
 interface QueueModule {
-  SequentialQueue: { prototype: { awaitHead: AwaitHead } };
+  SequentialQueue: {
+    prototype: { awaitHead: AwaitHead; withdraw: Withdraw; leave(entry: Entry): Promise<boolean> };
+  };
 }
 interface PathsModule {
   queueOrder(children: readonly string[]): string[];
@@ -143,6 +146,43 @@ export const zkValidityUncapped: Mutant = {
         this.name,
       );
     }
+    return {};
+  },
+};
+
+export const zkWithdrawGivesUp: Mutant = {
+  name: 'zk-withdraw-gives-up',
+  backend: 'zk',
+  breaks:
+    'a lock or candidate node given up (failed release or resign, lease past its window, a waiter that stopped waiting) is deleted once the ensemble answers again: here its delete gives up after one session timeout or when the client opens a new session, leaving the node to the servers’ expiry of a session the client no longer uses',
+  // quorum-loss kills every server as a release goes out and keeps them down past the session, so each
+  // client treats its session as expired and opens a new one; the servers, with no leader meanwhile,
+  // keep the old sessions and expire them only a session timeout after they are back. The nodes left
+  // behind hold every waiter that long: 8 s against the liveness allowance of 4.5 s (the settle of a
+  // TTL, then the 3 s bound at TTL 1.5 s). 30 s: the slot (a wait, the outage of 10.5 s, three JVM
+  // restarts) fits before the recovery phase.
+  exposure: {
+    workload: 'inventory',
+    faults: ['quorum-loss'],
+    fencing: true,
+    ttlMs: 1_500,
+    sessionMs: 8_000,
+    timeMs: 30_000,
+  },
+  checkers: ['liveness'],
+  async install() {
+    const { SequentialQueue } = await adapterModule<QueueModule>('@fencekit/zk', 'queue.js');
+    // The delete as it was before the fix: `leave`, retried for one session timeout and only while
+    // the entry's own session is the current one.
+    patchMethod(
+      SequentialQueue.prototype,
+      'withdraw',
+      () =>
+        function (this: QueueModule['SequentialQueue']['prototype'], entry) {
+          return this.leave(entry);
+        },
+      this.name,
+    );
     return {};
   },
 };

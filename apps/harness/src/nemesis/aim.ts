@@ -44,6 +44,15 @@ const AIMS: Readonly<Record<string, Aim>> = {
     met: when('requestMetOutage', (v) => v === true),
     missed: 'the release or extend it was timed on was answered before the outage',
   },
+  'quorum-loss': {
+    // The release met the outage, and the outage outlasted the session (the clients moved to new ones).
+    met: (evidence) =>
+      Object.hasOwn(evidence, 'requestMetOutage') && Object.hasOwn(evidence, 'beyondSession')
+        ? evidence.requestMetOutage === true && evidence.beyondSession === true
+        : undefined,
+    missed:
+      'the release it was timed on was answered before the outage, or the outage ended within the session',
+  },
   'delete-waiter-key': {
     met: when('key', (v) => typeof v === 'string'),
     missed: "no waiter's key was deleted",

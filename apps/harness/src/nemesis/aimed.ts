@@ -14,6 +14,7 @@ import { deleteWaiterKey } from './delete-waiter.js';
 import { driftMajority } from './drift-majority.js';
 import type { AimedFault } from './faults.js';
 import { observePhase } from './observation.js';
+import { quorumLoss } from './quorum-loss.js';
 import { pick } from './random.js';
 import { stallAcquire } from './stall-acquire.js';
 
@@ -44,6 +45,8 @@ export function runAimedFault(
       return flicker(context, random, waitMs);
     case 'suspend':
       return suspend(context, waitMs);
+    case 'quorum-loss':
+      return quorumLoss(context, waitMs);
     case 'cut-holder':
     case 'reset-holder':
       return runLinkFault(fault, context, waitMs);

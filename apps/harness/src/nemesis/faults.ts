@@ -22,6 +22,8 @@ export const FAULTS = {
     'SIGSTOP a client right after its validity check, while it holds, for longer than its session (ZooKeeper session timeout, etcd lease TTL, else the TTL) and until another client is granted; then SIGCONT',
   flicker:
     'kill -9 the leader (or one server) the moment a client invokes a release or an extend, restart it a quarter of a session later: the request meets the outage, the session outlives it',
+  'quorum-loss':
+    'kill -9 a majority of the servers the moment a client invokes a release or resign, keep them down past the session (each client gives its session up for a new one, the servers keep the old), then restart them one at a time: what the release gave up must be withdrawn once they serve again',
   suspend:
     'reset every client connection, while a client holds, for half the session: a suspended connection that comes back with the session alive',
   'delete-waiter-key':
@@ -53,6 +55,7 @@ export const FAULT_NAMES = Object.keys(FAULTS) as FaultName[];
 export const AIMED_FAULTS = [
   'stall-holder',
   'flicker',
+  'quorum-loss',
   'suspend',
   'delete-waiter-key',
   'cut-holder',
@@ -71,6 +74,7 @@ export const isAimedFault = (fault: string): fault is AimedFault =>
  */
 const NEVER_TRIGGERED: Readonly<Partial<Record<AimedFault, readonly WorkloadName[]>>> = {
   flicker: ['cas', 'cron'],
+  'quorum-loss': ['cas', 'cron'],
   // cas takes no lock and cron only tries (tryAcquire gives its place up at once): nobody ever waits.
   'delete-waiter-key': ['cas', 'cron'],
   // stall-acquire waits for an acquire op: cas takes no lock, cron only tries (its op is a `lock`), an

@@ -37,6 +37,7 @@ const EFFECT_OF: Readonly<Record<string, ObservableFault | PromotionFaultName>> 
   latency: 'latency',
   // The aimed server faults: flicker kills and restarts a node, hang-at-close stops one while the clients close.
   flicker: 'kill',
+  'quorum-loss': 'kill',
   'hang-at-close': 'pause',
   // Replicated Redis: a replica of the node primary by the authority (Sentinels, cluster views), and for a split
   // brain the old one still calling itself primary; healed: the old primary a replica again.

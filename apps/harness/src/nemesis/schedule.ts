@@ -56,7 +56,10 @@ export function faultSchedule(options: ScheduleOptions): { faults: ScheduledFaul
     // longer delays the next; the recovery phase cuts it short (and its record says so). Deleting a
     // waiter's key is instantaneous (a delete and its probe): its slot is the wait and a second.
     const aimed = isAimedFault(fault);
-    const durationMsOf = !aimed ? heldMs : heldMs + 1_000 + (fault === 'delete-waiter-key' ? 0 : sessionMs);
+    // quorum-loss keeps every server down for more than a session, then restarts them all (JVMs).
+    const actMs =
+      fault === 'delete-waiter-key' ? 0 : fault === 'quorum-loss' ? 2 * sessionMs + 3_000 : sessionMs;
+    const durationMsOf = !aimed ? heldMs : heldMs + 1_000 + actMs;
     if (at + durationMsOf > recoveryAtMs) break;
     faults.push({ atMs: at, fault, durationMs: durationMsOf, ...(aimed ? { waitMs: heldMs } : {}) });
     if (unscheduled.includes(fault)) unscheduled.splice(unscheduled.indexOf(fault), 1);

@@ -1,0 +1,115 @@
+import { nowNs } from '../history/clock.js';
+import type { UnindexedEvent } from '../history/event.js';
+import { sleep } from '../workloads/util.js';
+import {
+  aimedStart,
+  type ClientHandle,
+  type FaultWindowSummary,
+  type NemesisContext,
+  nemesisOp,
+} from './context.js';
+import { observePhase } from './observation.js';
+
+/** The client ops whose invoke the quorum loss waits for: a lease or leadership given back. */
+const TRIGGERS: ReadonlySet<string> = new Set(['release', 'resign']);
+
+const ms = (ns: number) => Math.round(ns / 1e6);
+
+/**
+ * How long every server stays down: past the session and a quarter more, so that each client has been
+ * suspended for a whole session timeout (its `ZkSession` checks a few times a session) and has given its
+ * session up for a new one, while the servers, with no leader to expire anything, still keep the old one.
+ */
+export function quorumLossDownMs(sessionMs: number): number {
+  return Math.round(sessionMs * 1.25) + 500;
+}
+
+/**
+ * The quorum lost around a release: the moment a client invokes a release or resign, a majority of the
+ * servers is killed (kill -9; the one left stops serving), kept down past the session
+ * (`quorumLossDownMs`), then restarted one at a time. The
+ * release cannot be confirmed, and the node or key it was to delete outlives the outage on the servers
+ * (no leader, no expiry; a new leader counts every session's timeout from its own start), while its
+ * client has already moved on to a new session: unless the client withdraws what it gave up once the
+ * servers answer again, every waiter waits out another session for a lock nobody holds. The record says
+ * whether the release met the outage and whether the outage outlasted the session (the aim, aim.ts).
+ */
+export async function quorumLoss(context: NemesisContext, waitMs: number): Promise<FaultWindowSummary> {
+  const { deployment, sessionMs, startedAt } = context;
+  const { faults } = deployment;
+  // A majority: the quorum is gone, and restarting the killed one at a time brings it back with the first
+  // (each restart waits until its server serves, which a lone member of a quorum system never does; all
+  // three ZooKeeper JVMs restarted at once did not form a quorum within 60 s at load 30).
+  const nodes = deployment.nodes.slice(0, Math.floor(deployment.nodes.length / 2) + 1);
+  const downMs = quorumLossDownMs(sessionMs);
+  let killedAt = 0;
+  // The triggering request's own outcome (evidence only): the client's next event of that op.
+  const watching = new AbortController();
+  let answer: Promise<{ event: UnindexedEvent; client: ClientHandle } | undefined> | undefined;
+  const started = await aimedStart(
+    context,
+    { fault: 'quorum-loss', nodes },
+    () =>
+      context.nextEvent((event) => event.type === 'invoke' && TRIGGERS.has(event.f), waitMs, context.signal),
+    `no client released or resigned within ${waitMs} ms`,
+    async (seen) => {
+      const { index } = seen.client;
+      const f = seen.event.f;
+      answer = context.nextEvent(
+        (event, client) => client.index === index && event.f === f,
+        downMs + 60_000,
+        watching.signal,
+      );
+      killedAt = nowNs();
+      await Promise.all(nodes.map((node) => faults.kill(node)));
+      return {
+        client: index,
+        process: seen.event.process,
+        trigger: f,
+        afterInvokeMs: Math.round((nowNs() - seen.event.time) / 1e5) / 10,
+      };
+    },
+  );
+  if (!started.ok) {
+    watching.abort();
+    return { fault: 'quorum-loss', target: { nodes }, applied: false, error: started.error };
+  }
+  context.progress(`nemesis: quorum-loss: ${nodes.join(', ')} killed on a ${started.result.trigger}`);
+  // Independent probe (#20): each member seen down before the restart, and serving after it.
+  const target = { node: nodes[0], nodes };
+  const down = observePhase(deployment, 'quorum-loss', target, 'started', downMs, startedAt);
+  // Held through an abort only as long as it takes to restart: never leave the servers down.
+  await sleep(downMs - ms(nowNs() - killedAt), context.signal);
+  let outageMs = 0;
+  await nemesisOp(context, 'stop', { fault: 'quorum-loss', nodes }, async () => {
+    for (const node of nodes) await faults.restart(node);
+    outageMs = ms(nowNs() - killedAt);
+    return { outageMs, sessionMs, beyondSession: outageMs > sessionMs };
+  });
+  // Met the outage: answered after the kill, or still unanswered at the restart (see flicker in aimed.ts).
+  const pending = Symbol('pending');
+  const answered = answer ? await Promise.race([answer, Promise.resolve(pending)]) : pending;
+  watching.abort();
+  const requestMetOutage =
+    answered === pending ||
+    answered === undefined ||
+    (answered.event.type !== 'invoke' && answered.event.time > killedAt);
+  const evidence = {
+    ...started.result,
+    outageMs,
+    sessionMs,
+    beyondSession: outageMs > sessionMs,
+    requestMetOutage,
+  };
+  const observed = {
+    started: await down,
+    healed: await observePhase(deployment, 'quorum-loss', target, 'healed', 10_000, startedAt),
+  };
+  return {
+    fault: 'quorum-loss',
+    target: { ...target, client: started.result.client },
+    applied: true,
+    evidence,
+    observed,
+  };
+}
