@@ -14,7 +14,7 @@ import { FAULT_NAMES } from './nemesis/faults.js';
 import { SCENARIO_NAMES } from './nemesis/scenarios.js';
 import { prepareOutputDir } from './report/output-dir.js';
 import { rebuildSite } from './report/rebuild.js';
-import { writeSiteIndex } from './report/site.js';
+import { NothingToReportError, readStoredRuns, writeSiteIndex } from './report/site.js';
 import { warnOnce, warnOnStderr } from './report/warnings.js';
 import { leftOpen, openResources } from './run/leftovers.js';
 import { OptionsError, parseRunOptions } from './run/options.js';
@@ -76,7 +76,8 @@ const program = new Command('fencekit')
   // A reports directory that cannot take files fails at once (exit 3), before servers or clients start.
   .hook('preAction', (_program, command) => {
     const out = command.opts().out;
-    if (typeof out === 'string') prepareOutputDir(out);
+    // `report` rebuilds what is there: it creates no directory (a mistyped path is an error, not an empty site).
+    if (typeof out === 'string') prepareOutputDir(out, { create: command.name() !== 'report' });
   });
 
 program
@@ -249,6 +250,12 @@ program
   .option('--out <dir>', 'reports directory', 'reports')
   .action((o: { out: string }) => {
     const warn = warnOnce(warnOnStderr);
+    // Nothing to report is not a success: no page is written, and the exit says so.
+    const stored = readStoredRuns(o.out);
+    if (stored.runs.length === 0) {
+      for (const w of stored.skipped) warn(w);
+      throw new NothingToReportError(o.out);
+    }
     const pages = rebuildSite(o.out, warn);
     const index = writeSiteIndex(o.out, { warn });
     process.stdout.write(`${pages} run pages; ${resolve(index)}\n`);

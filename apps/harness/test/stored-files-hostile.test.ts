@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import {
+  existsSync,
   linkSync,
   lstatSync,
   mkdtempSync,
@@ -181,5 +182,24 @@ describe('whose index.html check may rewrite (LOW 12)', () => {
     const dir = storeRun(root, 'r', { meta: runMeta('r') });
     await recheckRun(dir, () => {});
     expect(readFileSync(join(root, 'index.html'), 'utf8')).toContain('data-run="r"');
+  });
+});
+
+describe('fencekit report with nothing to report (LOW 13)', () => {
+  it('a missing --out is exit 3 and creates nothing, not even its parents', async () => {
+    const root = site();
+    const out = join(root, 'nonexistent', 'x');
+    const r = await fencekit(['report', '--out', out], 30_000);
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toMatch(/no such directory/);
+    expect(existsSync(join(root, 'nonexistent'))).toBe(false);
+  });
+
+  it('a directory without runs is exit 3 saying so, and no index is written', async () => {
+    const root = site();
+    const r = await fencekit(['report', '--out', root], 30_000);
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toMatch(/no run to report/);
+    expect(existsSync(join(root, 'index.html'))).toBe(false);
   });
 });

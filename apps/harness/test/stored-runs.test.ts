@@ -216,13 +216,16 @@ describe('--out', () => {
     }
   });
 
-  it('a file in the way, or a directory that takes no files, is a typed error; missing levels are made', () => {
+  it('a file in the way, or a directory that takes no files, is a typed error; only the last level is made', () => {
     const root = site();
     writeFileSync(join(root, 'file'), '');
     expect(() => prepareOutputDir(join(root, 'file', 'reports'))).toThrow(OutputDirError);
-    expect(() => prepareOutputDir('/proc/x/y')).toThrow(/cannot create \/proc\/x/);
-    expect(prepareOutputDir(join(root, 'a', 'b'))).toBe(join(root, 'a', 'b'));
-    expect(existsSync(join(root, 'a', 'b'))).toBe(true);
+    expect(() => prepareOutputDir('/proc/x')).toThrow(/cannot create \/proc\/x/);
+    // Like mkdir without -p (#14 review LOW 13): a missing parent is an error, not a tree grown from `/`.
+    expect(() => prepareOutputDir(join(root, 'a', 'b'))).toThrow(/does not exist/);
+    expect(existsSync(join(root, 'a'))).toBe(false);
+    expect(prepareOutputDir(join(root, 'a'))).toBe(join(root, 'a'));
+    expect(existsSync(join(root, 'a'))).toBe(true);
   });
 });
 

@@ -18,32 +18,37 @@ export class OutputDirError extends Error {
 const errno = (error: unknown) => (error as NodeJS.ErrnoException).code ?? 'error';
 
 /**
- * Makes sure `out` is a directory fencekit can write in, creating missing levels, before a run or a
- * suite starts anything. Each level is made by one plain mkdir: Node's recursive mkdir retries
- * forever where a parent exists but refuses children (`/proc/x` answers ENOENT to mkdir), which hung
- * `--out /proc/...`. Every step is one system call per path level, so the check is bounded.
+ * Makes sure `out` is a directory fencekit can write in, before a run or a suite starts anything. Only the
+ * last level is created (as `mkdir` without `-p`): its parent must exist, so a mistyped `--out` fails at
+ * once rather than growing a tree of directories from the first level that existed (even at `/`). One
+ * plain mkdir, never Node's recursive one, which retries forever where a parent exists but refuses
+ * children (`/proc/x` answers ENOENT to mkdir) and hung `--out /proc/...`.
+ * `create: false` (`fencekit report`): the directory must exist already; nothing is created.
  */
-export function prepareOutputDir(out: string): string {
+export function prepareOutputDir(out: string, options: { create?: boolean } = {}): string {
   const target = resolve(out);
-  const missing: string[] = [];
-  for (let at = target; ; at = dirname(at)) {
-    let isDirectory: boolean;
+  const kind = (at: string): 'directory' | 'other' | 'missing' => {
     try {
-      isDirectory = statSync(at).isDirectory();
+      return statSync(at).isDirectory() ? 'directory' : 'other';
     } catch (error) {
       if (errno(error) !== 'ENOENT') throw new OutputDirError(out, `${at} cannot be used (${errno(error)})`);
-      if (dirname(at) === at) throw new OutputDirError(out, 'no existing parent directory');
-      missing.push(at);
-      continue;
+      return 'missing';
     }
-    if (!isDirectory) throw new OutputDirError(out, `${at} is not a directory`);
-    break;
-  }
-  for (const dir of missing.reverse()) {
+  };
+  const found = kind(target);
+  if (found === 'other') throw new OutputDirError(out, `${target} is not a directory`);
+  if (found === 'missing') {
+    if (options.create === false) throw new OutputDirError(out, 'no such directory');
+    const parent = dirname(target);
+    const above = kind(parent);
+    if (above === 'missing')
+      throw new OutputDirError(out, `${parent} does not exist (only the last level is created)`);
+    if (above === 'other') throw new OutputDirError(out, `${parent} is not a directory`);
     try {
-      mkdirSync(dir);
+      mkdirSync(target);
     } catch (error) {
-      if (errno(error) !== 'EEXIST') throw new OutputDirError(out, `cannot create ${dir} (${errno(error)})`);
+      if (errno(error) !== 'EEXIST')
+        throw new OutputDirError(out, `cannot create ${target} (${errno(error)})`);
     }
   }
   // Directories that exist may still refuse files (/proc, /sys, read-only mounts): one probe write.

@@ -44,6 +44,19 @@ export function readStoredRuns(root: string): { runs: StoredRun[]; skipped: Repo
   return { runs, skipped };
 }
 
+/** `fencekit report` found no run it could read under `root`: nothing was written (exit 3). */
+export class NothingToReportError extends Error {
+  readonly code = 'nothing-to-report';
+  constructor(readonly root: string) {
+    super(
+      `${root}: no run to report (no directory with a readable run.json and results.json): nothing written`,
+    );
+  }
+  override get name(): string {
+    return 'NothingToReportError';
+  }
+}
+
 /** The runs of `readStoredRuns`, each skipped file told to `warn`. */
 export function storedRuns(root: string, warn: Warn = warnOnStderr): StoredRun[] {
   const { runs, skipped } = readStoredRuns(root);
