@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { pairOperations } from '../history/pairing.js';
 import type { HistoryEvent, Operation, Verdict } from '../history/types.js';
 import type { PartitionResult } from '../linearizability/check.js';
@@ -7,6 +8,13 @@ import { type LaneViolation, renderLockLanes } from './lanes.js';
 import { brief, esc, inlineJson } from './markup.js';
 import { type PartitionView, renderPartition, toPartitionView } from './operations.js';
 import { PAGE_CSS, PAGE_JS, SVG_DEFS } from './page.js';
+
+/**
+ * The page's policy: no network, and no script but the page's own, allowed by its hash (computed here, so it
+ * follows PAGE_JS): markup that got past the escaping cannot run script, inline or not, nor redirect relative
+ * links (base-uri) or post a form anywhere (form-action). The JSON data block is not script: it is never run.
+ */
+export const PAGE_CSP = `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${createHash('sha256').update(PAGE_JS, 'utf8').digest('base64')}'; img-src data:; base-uri 'none'; form-action 'none'`;
 
 export interface RenderOptions {
   /** Page heading; default "fencekit check". */
@@ -65,7 +73,7 @@ export function renderHtml(
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
+<meta http-equiv="Content-Security-Policy" content="${esc(PAGE_CSP)}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(title)} — ${esc(verdict)}</title>
 <style>${PAGE_CSS}</style>
