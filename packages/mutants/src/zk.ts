@@ -155,11 +155,11 @@ export const zkWithdrawGivesUp: Mutant = {
   backend: 'zk',
   breaks:
     'a lock or candidate node given up (failed release or resign, lease past its window, a waiter that stopped waiting) is deleted once the ensemble answers again: here its delete gives up after one session timeout or when the client opens a new session, leaving the node to the servers’ expiry of a session the client no longer uses',
-  // quorum-loss kills every server as a release goes out and keeps them down past the session, so each
+  // quorum-loss kills a majority as a release goes out and keeps them down past the session, so each
   // client treats its session as expired and opens a new one; the servers, with no leader meanwhile,
   // keep the old sessions and expire them only a session timeout after they are back. The nodes left
   // behind hold every waiter that long: 8 s against the liveness allowance of 4.5 s (the settle of a
-  // TTL, then the 3 s bound at TTL 1.5 s). 30 s: the slot (a wait, the outage of 10.5 s, three JVM
+  // TTL, then the 3 s bound at TTL 1.5 s). 30 s: the slot (a wait, the outage of 10.5 s, two JVM
   // restarts) fits before the recovery phase.
   exposure: {
     workload: 'inventory',
