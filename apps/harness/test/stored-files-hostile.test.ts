@@ -8,6 +8,7 @@ import {
   readFileSync,
   rmSync,
   symlinkSync,
+  truncateSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,7 +21,7 @@ import { FENCEKIT_PAGE_MARK } from '../src/report/ownership.js';
 import { rebuildSite } from '../src/report/rebuild.js';
 import { UnsafeWriteError } from '../src/report/safe-write.js';
 import { writeSiteIndex } from '../src/report/site.js';
-import { readRunMeta, StoredRunError } from '../src/report/stored-run.js';
+import { readRunHistory, readRunMeta, StoredRunError } from '../src/report/stored-run.js';
 import type { ReportWarning } from '../src/report/warnings.js';
 import { runMeta, runResults, storeRun } from './support/stored-runs.js';
 
@@ -201,5 +202,24 @@ describe('fencekit report with nothing to report (LOW 13)', () => {
     expect(r.code, r.stderr).toBe(3);
     expect(r.stderr).toMatch(/no run to report/);
     expect(existsSync(join(root, 'index.html'))).toBe(false);
+  });
+});
+
+describe('a history of NUL bytes (LOW 17)', () => {
+  it('is refused on its first line’s length, before it is decoded or parsed', () => {
+    const root = site();
+    const dir = storeRun(root, 'r', { meta: runMeta('r') });
+    // 100 MB of NUL bytes, no line feed (a sparse file: nothing is written to disk). The old reader decoded,
+    // split and parsed it whole: for 250 MB, 2 GB and 20 s to a RangeError.
+    truncateSync(join(dir, 'history.jsonl'), 100 * 2 ** 20);
+    const error = (() => {
+      try {
+        readRunHistory(join(dir, 'history.jsonl'));
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(StoredRunError);
+    expect((error as StoredRunError).problem).toBe(`line 1: longer than ${64 * 2 ** 20} bytes`);
   });
 });

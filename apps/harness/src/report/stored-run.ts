@@ -1,5 +1,10 @@
 import { closeSync, constants, fstatSync, openSync, readSync, statfsSync } from 'node:fs';
-import { type HistoryEvent, HistoryParseError, parseHistoryJsonl } from '@fencekit/checker';
+import {
+  DEFAULT_MAX_EVENT_BYTES,
+  type HistoryEvent,
+  HistoryParseError,
+  parseHistoryJsonl,
+} from '@fencekit/checker';
 import { z } from 'zod';
 import type { CheckerReport } from '../check/check.js';
 import type { FaultWindowSummary } from '../nemesis/nemesis.js';
@@ -131,7 +136,10 @@ export function readRunResults(path: string): RunResults {
 
 /** history.jsonl through the checker's reader; its errors say file, line and what was expected. */
 export function readRunHistory(path: string): HistoryEvent[] {
-  const text = readText(path, MAX_HISTORY_BYTES);
+  const text = decode(
+    path,
+    withShortLines(path, readBytes(path, MAX_HISTORY_BYTES), DEFAULT_MAX_EVENT_BYTES),
+  );
   try {
     return parseHistoryJsonl(text, path);
   } catch (error) {
@@ -170,7 +178,7 @@ const cannotRead = (path: string, error: unknown) =>
  * or a blocking pseudo file answers EAGAIN instead of holding the process), and never more than its size
  * says plus one byte: a file yielding more than its size is a pseudo file or one being written, refused.
  */
-function readText(path: string, maxBytes: number): string {
+function readBytes(path: string, maxBytes: number): Buffer {
   let fsType: number;
   try {
     fsType = Number(statfsSync(path).type);
@@ -205,6 +213,10 @@ function readText(path: string, maxBytes: number): string {
   } finally {
     closeSync(fd);
   }
+  return bytes;
+}
+
+function decode(path: string, bytes: Buffer): string {
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
@@ -212,8 +224,24 @@ function readText(path: string, maxBytes: number): string {
   }
 }
 
+/**
+ * `bytes` if none of its lines is longer than `maxLine` (the checker's reader's cap), found on the bytes
+ * before anything is decoded: 250 MB of NUL bytes (one line) was decoded, split and parsed whole, which took
+ * 2 GB and 20 s to end in a RangeError.
+ */
+function withShortLines(path: string, bytes: Buffer, maxLine: number): Buffer {
+  let start = 0;
+  for (let line = 1; start < bytes.length; line++) {
+    let end = bytes.indexOf(10, start);
+    if (end === -1) end = bytes.length;
+    if (end - start > maxLine) throw new StoredRunError(path, `line ${line}: longer than ${maxLine} bytes`);
+    start = end + 1;
+  }
+  return bytes;
+}
+
 function readJson(path: string): unknown {
-  const text = readText(path, MAX_JSON_BYTES);
+  const text = decode(path, readBytes(path, MAX_JSON_BYTES));
   let value: unknown;
   try {
     value = JSON.parse(text);
