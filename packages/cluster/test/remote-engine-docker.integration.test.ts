@@ -1,10 +1,13 @@
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { type Cluster, startCluster } from '@fencekit/cluster';
 import { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  BRIDGE,
   localEnv,
+  processesUnder,
   type SecondEngine,
   secondEngineUnavailable,
   startSecondEngine,
@@ -52,6 +55,8 @@ describe.skipIf(unavailable !== undefined)(
       else process.env.TESTCONTAINERS_HOST_OVERRIDE = saved.override;
       await engine?.stop();
     }, 120_000);
+
+    const bridgeBefore = existsSync('/sys/class/net/docker0');
 
     it(
       'a 3-node etcd runs there, served on its host, faulted through it, and leaves nothing behind',
@@ -117,5 +122,16 @@ describe.skipIf(unavailable !== undefined)(
       },
       5 * 60_000,
     );
+
+    it("stopping it leaves the main engine's bridge as it was, and nothing of its own", async () => {
+      await engine.stop();
+      // dockerd --bridge=none would have deleted docker0, the main engine's default bridge.
+      expect(existsSync('/sys/class/net/docker0')).toBe(bridgeBefore);
+      expect(existsSync(`/sys/class/net/${BRIDGE}`)).toBe(false);
+      const rules = await run('iptables', ['-S', 'FORWARD'], { timeout: 10_000 });
+      expect(rules.stdout).not.toContain('fencekit-second-engine');
+      // No dockerd, containerd or shim of any second engine (their command lines name its /tmp/fk-e2-* dir).
+      expect(processesUnder('/tmp/fk-e2-')).toEqual([]);
+    }, 120_000);
   },
 );

@@ -10,8 +10,12 @@ const run = promisify(execFile);
  * A second Docker engine on this machine, standing in for a remote one: its own dockerd (and the containerd it
  * manages), data root, exec root and pidfile under /tmp, its API on tcp://127.0.0.2:<port>, and the ports of its
  * containers published on 127.0.0.2 only (`--ip`), so a client that reached them on 127.0.0.1 would fail. It
- * leaves the host's firewall to the main engine (`--iptables=false`, no default bridge), takes its networks from a
- * range of its own, and gets the servers image copied from the main engine (`docker save | docker load`).
+ * leaves the host's firewall to the main engine (`--iptables=false`), has a default bridge of its own, takes its
+ * networks from a range of its own, and gets the servers image copied from the main engine (`docker save | load`).
+ *
+ * Not `--bridge=none`: dockerd 20.10 started with it deletes the `docker0` interface (`removeDefaultBridgeInterface`),
+ * which is the main engine's default bridge: its containers on the default network could no longer start. Seen
+ * here on 2026-12-03 (restored by hand); the test now checks docker0 outlives the second engine.
  */
 export interface SecondEngine {
   /** DOCKER_HOST for it. */
@@ -29,6 +33,9 @@ const POOL = '10.213.0.0/16';
  * engine; with `--iptables=false` the second engine adds no rule of its own, so its containers could not reach
  * each other. One rule for its range, tagged so a crashed run's copy is removed by the next.
  */
+/** The second engine's default bridge, made and removed by us (dockerd uses an existing bridge it is given). */
+export const BRIDGE = 'fke2br0';
+const BRIDGE_ADDRESS = '10.214.0.1/24';
 const RULE = [
   'FORWARD',
   '-s',
@@ -46,7 +53,7 @@ const RULE = [
 /** Why a second engine cannot run here (skip, saying so), or undefined when it can. */
 export async function secondEngineUnavailable(): Promise<string | undefined> {
   if (process.getuid?.() !== 0) return 'a second dockerd needs root';
-  for (const tool of ['dockerd', 'iptables', 'containerd']) {
+  for (const tool of ['dockerd', 'iptables', 'containerd', 'ip']) {
     try {
       execFileSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' });
     } catch {
@@ -78,6 +85,15 @@ function freePort(host: string): Promise<number> {
   });
 }
 
+function ipLink(args: string[]): boolean {
+  try {
+    execFileSync('ip', ['link', ...args], { stdio: 'ignore', timeout: 10_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function iptables(action: '-I' | '-D'): boolean {
   try {
     execFileSync('iptables', [action, ...RULE], { stdio: 'ignore', timeout: 10_000 });
@@ -88,7 +104,7 @@ function iptables(action: '-I' | '-D'): boolean {
 }
 
 /** Pids of processes whose command line names `dir` (the engine's containerd and its shims). */
-function processesUnder(dir: string): number[] {
+export function processesUnder(dir: string): number[] {
   const pids: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -119,6 +135,14 @@ export async function startSecondEngine(): Promise<SecondEngine> {
   while (iptables('-D')) {
     // a crashed run's rule
   }
+  ipLink(['del', BRIDGE]); // a crashed run's bridge, if any
+  for (const args of [
+    ['link', 'add', 'name', BRIDGE, 'type', 'bridge'],
+    ['addr', 'add', BRIDGE_ADDRESS, 'dev', BRIDGE],
+    ['link', 'set', BRIDGE, 'up'],
+  ]) {
+    execFileSync('ip', args, { stdio: 'ignore', timeout: 10_000 });
+  }
   // Short: containerd's sockets live under the exec root, and unix socket paths are limited to 107 bytes.
   const dir = mkdtempSync('/tmp/fk-e2-');
   const port = await freePort(HOST);
@@ -131,7 +155,7 @@ export async function startSecondEngine(): Promise<SecondEngine> {
       `--data-root=${dir}/data`,
       `--exec-root=${dir}/x`,
       `--pidfile=${dir}/dockerd.pid`,
-      '--bridge=none',
+      `--bridge=${BRIDGE}`,
       '--iptables=false',
       `--ip=${HOST}`,
       `--default-address-pool=base=${POOL},size=24`,
@@ -143,7 +167,12 @@ export async function startSecondEngine(): Promise<SecondEngine> {
   );
   closeSync(log);
   let ruled = false;
-  const stop = async () => {
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= stopEngine();
+    return stopping;
+  };
+  const stopEngine = async () => {
     daemon.kill('SIGTERM');
     if (!(await exited(daemon, 30_000))) daemon.kill('SIGKILL');
     await exited(daemon, 10_000);
@@ -170,6 +199,7 @@ export async function startSecondEngine(): Promise<SecondEngine> {
       }
     }
     rmSync(dir, { recursive: true, force: true });
+    ipLink(['del', BRIDGE]);
   };
   try {
     const deadline = Date.now() + 60_000;
