@@ -11,6 +11,8 @@ export type ClusterErrorCode =
   | 'not-running'
   | 'not-controlled'
   | 'unreachable'
+  | 'ssh-failed'
+  | 'remote-timeout'
   | 'closed';
 
 export abstract class ClusterError extends Error {
@@ -104,6 +106,32 @@ export class EndpointUnreachableError extends ClusterError {
     options?: ErrorOptions,
   ) {
     super(`External endpoint ${endpoint} (${node}) does not serve: ${reason}`, options);
+  }
+}
+
+/**
+ * ssh could not reach or log in to a node (exit 255: refused, unknown or changed host key, key not accepted, no
+ * answer within the connect timeout). Never a password prompt: ssh runs in batch mode.
+ */
+export class SshConnectionError extends ClusterError {
+  readonly code = 'ssh-failed';
+  constructor(
+    readonly node: string,
+    readonly detail: string,
+  ) {
+    super(`ssh to ${node} failed: ${detail}`);
+  }
+}
+
+/** A command on a node did not finish within its bound; it was killed there and here. */
+export class RemoteTimeoutError extends ClusterError {
+  readonly code = 'remote-timeout';
+  constructor(
+    readonly node: string,
+    readonly what: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`${what} on ${node} did not finish within ${timeoutMs} ms; it was killed`);
   }
 }
 
