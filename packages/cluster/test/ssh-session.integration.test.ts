@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -66,6 +67,12 @@ describe.skipIf(unavailable !== undefined)(
         expect(await session.check('cat /tmp/fencekit-config')).toBe(
           "a 'quoted' line\n$HOME stays literal\n",
         );
+        // Binary-safe, as copying the clock shim to a node needs.
+        const blob = randomBytes(64 * 1024);
+        const sum = await session.check('cat > /tmp/fencekit-blob && sha256sum /tmp/fencekit-blob', {
+          input: blob,
+        });
+        expect(sum.split(' ')[0]).toBe(createHash('sha256').update(blob).digest('hex'));
         await expect(session.check('false', { what: 'the false command' })).rejects.toThrow(
           /the false command on .*exit 1/,
         );
