@@ -91,7 +91,12 @@ program
   .option('--time <duration>', 'run length (e.g. 60s, 2m)', '10s')
   .option('--seed <n>', 'seed of the fault schedule and client jitter', '1')
   .option('--no-fencing', 'the resource accepts writes whatever their fence')
-  .option('--provider <name>', 'where servers run: auto, local, docker', 'auto')
+  .option(
+    '--provider <name>',
+    'where servers run: auto, local, docker; external = servers you run (--endpoints), client-side faults only',
+    'auto',
+  )
+  .option('--endpoints <list>', '--provider external: the servers’ client endpoints, host:port,host:port')
   .option('--ttl <duration>', 'lock TTL (default: per backend)')
   .option('--session <duration>', 'zk session timeout apart from the TTL (default: max(4s, TTL))')
   .option('--window <duration>', 'gap between a client’s lease check and its write', '30ms')
@@ -114,6 +119,7 @@ program
       seed: o.seed as string as never,
       fencing: o.fencing as boolean,
       provider: o.provider as never,
+      ...(o.endpoints ? { endpoints: o.endpoints as string } : {}),
       ...(o.ttl ? { ttl: o.ttl as string } : {}),
       ...(o.session ? { session: o.session as string } : {}),
       window: o.window as string,

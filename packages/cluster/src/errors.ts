@@ -9,6 +9,10 @@ export type ClusterErrorCode =
   | 'unknown-node'
   | 'proxy-required'
   | 'not-running'
+  | 'not-controlled'
+  | 'unreachable'
+  | 'ssh-failed'
+  | 'remote-timeout'
   | 'closed';
 
 export abstract class ClusterError extends Error {
@@ -78,6 +82,61 @@ export class ProxyRequiredError extends ClusterError {
     super(`Fault "${fault}" acts on the client proxy: start the cluster with { proxy: true }`);
   }
 }
+
+/**
+ * A server fault (kill, restart, pause, partition, clock, promotion) asked of an external cluster: fencekit does
+ * not control those servers, so only faults on the clients' path apply there (`attachCluster`).
+ */
+export class ServerFaultRefusedError extends ClusterError {
+  readonly code = 'not-controlled';
+  constructor(readonly fault: string) {
+    super(
+      `Fault "${fault}" acts on the servers, which fencekit does not control on an external cluster: only client-side faults apply there (${CLIENT_SIDE_FAULTS.join(', ')})`,
+    );
+  }
+}
+
+/** An endpoint of an external cluster did not answer its server's own readiness request in time. */
+export class EndpointUnreachableError extends ClusterError {
+  readonly code = 'unreachable';
+  constructor(
+    readonly node: string,
+    readonly endpoint: string,
+    readonly reason: string,
+    options?: ErrorOptions,
+  ) {
+    super(`External endpoint ${endpoint} (${node}) does not serve: ${reason}`, options);
+  }
+}
+
+/**
+ * ssh could not reach or log in to a node (exit 255: refused, unknown or changed host key, key not accepted, no
+ * answer within the connect timeout). Never a password prompt: ssh runs in batch mode.
+ */
+export class SshConnectionError extends ClusterError {
+  readonly code = 'ssh-failed';
+  constructor(
+    readonly node: string,
+    readonly detail: string,
+  ) {
+    super(`ssh to ${node} failed: ${detail}`);
+  }
+}
+
+/** A command on a node did not finish within its bound; it was killed there and here. */
+export class RemoteTimeoutError extends ClusterError {
+  readonly code = 'remote-timeout';
+  constructor(
+    readonly node: string,
+    readonly what: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`${what} on ${node} did not finish within ${timeoutMs} ms; it was killed`);
+  }
+}
+
+/** The `Faults` calls that act on the clients' path only (the fault proxy), allowed on an external cluster. */
+export const CLIENT_SIDE_FAULTS = ['cutClients', 'cutProcess', 'latency', 'toxic', 'heal'] as const;
 
 /** The cluster was closed; no more faults can be injected. */
 export class ClusterClosedError extends ClusterError {

@@ -2,15 +2,19 @@
 export { InvalidArgumentError } from '@fencekit/core';
 export { dockerAvailable, serversImageTag } from './docker/engine.js';
 export {
+  CLIENT_SIDE_FAULTS,
   ClusterClosedError,
   ClusterError,
   type ClusterErrorCode,
   ClusterStartError,
+  EndpointUnreachableError,
   NodeNotRunningError,
   ProxyRequiredError,
+  ServerFaultRefusedError,
   UnknownNodeError,
   UnsupportedFaultError,
 } from './errors.js';
+export { attachCluster, type ExternalClusterOptions } from './external/cluster.js';
 export type { EffectQuery, ObservableFault, Observation } from './faults/effects.js';
 export type { PromotionFaultName, PromotionQuery } from './faults/promotion.js';
 export { type FaultSupportQuery, type TopologyFault, unsupportedFaults } from './faults/support.js';
@@ -23,6 +27,7 @@ export type {
   Cluster,
   ClusterNode,
   ClusterOptions,
+  ClusterProvider,
   Direction,
   FailoverOptions,
   Faults,

@@ -9,6 +9,8 @@ export type Topology =
   | 'etcd'
   | 'zookeeper';
 export type ProviderName = 'local' | 'docker';
+/** Where a cluster's servers are: started by a provider, or someone else's, attached to (`attachCluster`). */
+export type ClusterProvider = ProviderName | 'external';
 
 export interface ClusterOptions {
   readonly topology: Topology;
@@ -173,7 +175,7 @@ export interface WaitForLeaderOptions {
 
 export interface Cluster extends AsyncDisposable {
   readonly topology: Topology;
-  readonly provider: ProviderName;
+  readonly provider: ClusterProvider;
   /** Client-facing '127.0.0.1:port', one per node (through the proxy when `proxy: true`). */
   readonly endpoints: readonly string[];
   readonly nodes: readonly ClusterNode[];

@@ -23,7 +23,10 @@ export function clusterBackend(spec: ClusterBackendSpec): BackendFactory {
     async preflight(provider) {
       await (await servers()).preflightCluster(topology, provider);
     },
-    async deploy({ provider, signal }) {
+    async deploy({ provider, signal, endpoints }) {
+      if (provider === 'external') {
+        return (await servers()).attachExternal(name, topology, endpoints ?? [], signal);
+      }
       return (await servers()).deployCluster(name, topology, nodes, provider, signal);
     },
   };

@@ -1,6 +1,6 @@
 import { accessSync, constants, existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { startCluster, type Topology } from '@fencekit/cluster';
+import { attachCluster, startCluster, type Topology } from '@fencekit/cluster';
 import { dockerAnswers } from '../run/provider.js';
 import type { BackendName, Deployment, Provider } from './types.js';
 
@@ -12,7 +12,7 @@ export async function deployCluster(
   backend: BackendName,
   topology: Topology,
   nodes: number,
-  provider: Provider,
+  provider: Exclude<Provider, 'external'>,
   signal?: AbortSignal,
 ): Promise<Deployment> {
   const cluster = await startCluster({
@@ -28,6 +28,29 @@ export async function deployCluster(
     backend,
     provider,
     endpoints: [...cluster.endpoints, ...replicationEndpoints(cluster)],
+    nodes: cluster.nodes.map((n) => n.id),
+    faults: cluster.faults,
+    leader: () => cluster.leader(),
+    close: () => cluster.close(),
+  };
+}
+
+/**
+ * Attaches to servers someone else runs (`--provider external --endpoints …`): a fault proxy in front of each
+ * endpoint on this host, nothing started, nothing installed, nothing wiped. Only client-side faults apply (the run
+ * refuses the others before it starts; @fencekit/cluster refuses them again by name), and `close` closes the proxies.
+ */
+export async function attachExternal(
+  backend: BackendName,
+  topology: Topology,
+  endpoints: readonly string[],
+  signal?: AbortSignal,
+): Promise<Deployment> {
+  const cluster = await attachCluster({ topology, endpoints, ...(signal ? { signal } : {}) });
+  return {
+    backend,
+    provider: 'external',
+    endpoints: [...cluster.endpoints],
     nodes: cluster.nodes.map((n) => n.id),
     faults: cluster.faults,
     leader: () => cluster.leader(),
@@ -62,6 +85,8 @@ const SERVERS: Record<Topology, { need: string[]; install: string }> = {
 
 /** Throws a message naming the missing server binary (local) or Docker engine (docker), and the fix. */
 export async function preflightCluster(topology: Topology, provider: Provider): Promise<void> {
+  // Nothing is installed or started for servers someone else runs: attaching checks that each one answers.
+  if (provider === 'external') return;
   if (provider === 'docker') {
     if (!(await dockerAnswers())) {
       throw new Error(

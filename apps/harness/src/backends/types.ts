@@ -15,7 +15,11 @@ export const BACKENDS = [
   'redis-cluster-wait',
 ] as const;
 export type BackendName = (typeof BACKENDS)[number];
-export type Provider = 'local' | 'docker';
+/**
+ * Where the servers run: started here (`local`), in containers (`docker`), or someone else's (`external`: attached
+ * to by `--endpoints`, never started, stopped or faulted, only the clients' path is).
+ */
+export type Provider = 'local' | 'docker' | 'external';
 
 /**
  * The fault primitives a deployment offers, in @fencekit/cluster's vocabulary. A backend that lacks a
@@ -105,6 +109,8 @@ export interface ConnectOptions {
 
 export interface DeployOptions {
   provider: Provider;
+  /** `external`: each server's client endpoint, host:port (`--endpoints`). */
+  endpoints?: readonly string[];
   signal?: AbortSignal;
 }
 

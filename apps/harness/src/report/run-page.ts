@@ -171,7 +171,10 @@ function runTable(meta: RunMeta, results: RunResults): string {
       'operations',
       `${s.operations} (${s.ok} ok, ${s.fail} fail, ${s.info} unknown), ${s.opsPerSecond} ops/s`,
     ],
-    ['faults', `${s.faultsApplied} applied, ${s.faultsFailed} not applied`],
+    [
+      'faults',
+      `${s.faultsApplied} applied, ${s.faultsFailed} not applied${meta.clientSideOnly ? '; client-side only (external servers: fencekit faulted only the clients’ path, never the servers)' : ''}`,
+    ],
   ];
   return `<table>${rows.map(([k, v]) => `<tr><th>${esc(k)}</th><td>${esc(v)}</td></tr>`).join('')}</table>`;
 }

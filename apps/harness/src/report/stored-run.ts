@@ -67,6 +67,7 @@ export const runMetaSchema = z.object({
   fencing: z.boolean(),
   safeFences: z.boolean(),
   provider: z.string(),
+  clientSideOnly: z.boolean().optional(),
   // As `--clients` allows: the page draws one lane per client.
   clients: z.number().int().min(1).max(64),
   seed: z.number().int().min(0),

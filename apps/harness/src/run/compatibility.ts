@@ -1,6 +1,6 @@
 import { type TopologyFault, unsupportedFaults } from '@fencekit/cluster';
 import type { BackendFactory } from '../backends/types.js';
-import { untriggerableFaults } from '../nemesis/faults.js';
+import { type FaultName, untriggerableFaults } from '../nemesis/faults.js';
 import { OptionsError, type ParsedRunOptions } from './options.js';
 import { scenarioSettings } from './scenario-settings.js';
 
@@ -30,9 +30,58 @@ function faultsWithoutEffect(faults: readonly string[], factory: BackendFactory)
   });
 }
 
+/**
+ * The faults that act on the clients' side only (fault proxies between the clients and each endpoint, client
+ * processes stopped): the only ones `--provider external` runs, since fencekit does not control those servers.
+ */
+export const CLIENT_SIDE_FAULTS: readonly FaultName[] = [
+  'pause-client',
+  'cut-clients',
+  'latency',
+  'latency-minority',
+  'stall-holder',
+  'stall-acquire',
+  'cut-holder',
+  'reset-holder',
+  'suspend',
+];
+
+/** Backends whose clients follow addresses the servers announce (Sentinel, MOVED), past any proxy of ours. */
+const ANNOUNCING = new Set([
+  'redis-sentinel',
+  'redis-cluster',
+  'redis-sentinel-epoch',
+  'redis-cluster-epoch',
+]);
+
+/** Why an external run of this combination cannot be made without acting on servers fencekit does not control. */
+function externalProblems(options: ParsedRunOptions, factory: BackendFactory): string[] {
+  if (options.provider !== 'external') return [];
+  if (!factory.cluster) return [`${factory.name} runs no servers: --provider external does not apply to it`];
+  if (ANNOUNCING.has(factory.name)) {
+    return [
+      `${factory.name} clients follow the addresses the servers announce, past the fault proxy: --provider external supports redis, redlock, zk and etcd`,
+    ];
+  }
+  const problems: string[] = [];
+  if (options.scenario) problems.push('scripted scenarios act on the servers: not with --provider external');
+  for (const fault of options.fault) {
+    if (!CLIENT_SIDE_FAULTS.includes(fault)) {
+      problems.push(
+        `fault ${fault} acts on the servers, which fencekit does not control with --provider external; client-side faults: ${CLIENT_SIDE_FAULTS.join(', ')}`,
+      );
+    }
+  }
+  const count = options.endpoints?.length ?? 0;
+  if (factory.cluster.topology === 'redis' && count !== 1) {
+    problems.push(`${factory.name} takes one endpoint with --provider external, got ${count}`);
+  }
+  return problems;
+}
+
 /** Refuses combinations that cannot mean anything, saying why, before anything is started. */
 export function validateRun(options: ParsedRunOptions, factory: BackendFactory): void {
-  const problems: string[] = [];
+  const problems: string[] = [...externalProblems(options, factory)];
   if (options.fencing && !factory.safeFences && options.workload !== 'cas' && options.workload !== 'cron') {
     problems.push(`${factory.name} gives no safe fence, so fencing cannot apply: add --no-fencing`);
   }

@@ -26,6 +26,20 @@ const faultList = z.string().transform((text, ctx) => {
   return [...new Set(names)] as FaultName[];
 });
 
+/**
+ * `host:port` entries; @fencekit/cluster checks each one strictly when it attaches (`attachCluster`), this only
+ * refuses what cannot be an endpoint list at all, as a usage error before anything starts.
+ */
+const endpointList = z
+  .union([z.string(), z.array(z.string())])
+  .transform((value) => (typeof value === 'string' ? value.split(',') : value).map((s) => s.trim()))
+  .pipe(
+    z
+      .array(z.string().regex(/^[^\s/@]+:\d{1,5}$/, { error: 'host:port, no scheme, path or user' }))
+      .min(1, { error: 'at least one host:port' })
+      .max(7, { error: 'at most 7 endpoints' }),
+  );
+
 /** Longer durations make no sense for a run, and the per-operation timeout (4 TTLs) must fit a timer. */
 const MAX_DURATION_MS = 86_400_000;
 
@@ -65,7 +79,9 @@ export const runOptionsSchema = z
     time: duration.default(10_000),
     seed: z.coerce.number().int().min(0).default(1),
     fencing: z.boolean().default(true),
-    provider: z.enum(['auto', 'local', 'docker']).default('auto'),
+    provider: z.enum(['auto', 'local', 'docker', 'external']).default('auto'),
+    /** `--provider external`: the servers' client endpoints (host:port, comma-separated or a list). */
+    endpoints: endpointList.optional(),
     out: z.string().min(1).default('reports'),
     ttl: duration.optional(),
     window: duration.default(30),
@@ -75,6 +91,20 @@ export const runOptionsSchema = z
     session: duration.optional(),
   })
   .superRefine((options, ctx) => {
+    if (options.provider === 'external' && options.endpoints === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['endpoints'],
+        message: "--provider external needs the servers' client endpoints: --endpoints host:port,host:port",
+      });
+    }
+    if (options.provider !== 'external' && options.endpoints !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['endpoints'],
+        message: 'only --provider external takes endpoints (the other providers start their own servers)',
+      });
+    }
     if (options.session === undefined) return;
     const problem =
       options.backend === 'zk'

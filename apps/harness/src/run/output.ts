@@ -23,6 +23,11 @@ export interface RunMeta {
   fencing: boolean;
   safeFences: boolean;
   provider: string;
+  /**
+   * The servers were someone else's (`--provider external`): only the clients' path was faulted, never the
+   * servers. Absent for runs whose servers fencekit ran.
+   */
+  clientSideOnly?: boolean;
   clients: number;
   seed: number;
   durationMs: number;

@@ -47,7 +47,11 @@ async function deploy(run: Run): Promise<void> {
   if (run.deployment) return;
   await run.factory.preflight(run.provider);
   enter(run, 'deploy', `backend=${run.options.backend} provider=${run.provider}`);
-  run.deployment = await run.factory.deploy({ provider: run.provider, signal: run.abort.signal });
+  run.deployment = await run.factory.deploy({
+    provider: run.provider,
+    signal: run.abort.signal,
+    ...(run.options.endpoints ? { endpoints: run.options.endpoints } : {}),
+  });
 }
 
 /** Whatever happened: no process left, no fault left, servers closed unless shared, temp files gone. */
@@ -75,6 +79,7 @@ async function checkAndReport(run: Run): Promise<RunSummary> {
     fencing: run.fencing,
     safeFences: run.factory.safeFences,
     provider: run.provider,
+    ...(run.provider === 'external' ? { clientSideOnly: true } : {}),
     clients: options.clients,
     seed: options.seed,
     durationMs: options.time,

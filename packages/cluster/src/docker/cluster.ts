@@ -15,10 +15,12 @@ import type { Topology } from '../types.js';
 import {
   configureTestcontainers,
   ensureServersImage,
+  hostPort,
   LABEL,
   nsenterPid,
   OWNER,
   OWNER_LABEL,
+  publishedPortsHost,
   removeNow,
   sweepLeftovers,
 } from './engine.js';
@@ -78,7 +80,7 @@ export class DockerCluster extends ProviderCluster<DockerNode> {
 
   /** Probes go to the mapped port directly, never through the client proxy. */
   probeTarget(node: DockerNode): ProbeTarget {
-    return { id: node.id, host: '127.0.0.1', port: node.mappedClientPort };
+    return { id: node.id, host: node.portsHost, port: node.mappedClientPort };
   }
 
   protected logTail(node: DockerNode): Promise<string> {
@@ -96,6 +98,8 @@ export class DockerCluster extends ProviderCluster<DockerNode> {
 
   static async start(options: ResolvedOptions): Promise<DockerCluster> {
     configureTestcontainers();
+    // Published ports are on the engine's host: loopback here, or the host a remote DOCKER_HOST names.
+    const host = publishedPortsHost();
     const recipe = RECIPES[options.topology];
     const image = await ensureServersImage();
     swept ??= sweepLeftovers().catch(() => undefined);
@@ -153,9 +157,9 @@ export class DockerCluster extends ProviderCluster<DockerNode> {
       for (const [i, layout] of layouts.entries()) {
         const container = started[i]!;
         const mapped = container.getMappedPort(ports.client);
-        let endpoint = `127.0.0.1:${mapped}`;
+        let endpoint = hostPort(host, mapped);
         if (options.proxy) {
-          const proxy = await ClientProxies.listen(layout.id, mapped);
+          const proxy = await ClientProxies.listen(layout.id, mapped, host);
           proxies.set(layout.id, proxy);
           endpoint = proxy.endpoint;
         }
@@ -167,6 +171,7 @@ export class DockerCluster extends ProviderCluster<DockerNode> {
           container,
           shell,
           addresses,
+          host,
           mapped,
           spec,
           shim !== undefined,
@@ -184,8 +189,8 @@ export class DockerCluster extends ProviderCluster<DockerNode> {
         shim !== undefined,
       );
       cluster.replication = replicationFor(recipe, layouts, {
-        node: (l) => ({ host: '127.0.0.1', port: started[l.index - 1]!.getMappedPort(ports.client) }),
-        sentinel: (l) => ({ host: '127.0.0.1', port: started[l.index - 1]!.getMappedPort(l.peerPorts[1]!) }),
+        node: (l) => ({ host, port: started[l.index - 1]!.getMappedPort(ports.client) }),
+        sentinel: (l) => ({ host, port: started[l.index - 1]!.getMappedPort(l.peerPorts[1]!) }),
       });
       untrackCleanup(cleanupOwner);
       trackCleanup(cluster, () =>

@@ -19,12 +19,50 @@ export const OWNER_LABEL = 'fencekit.owner';
 export const OWNER = `${hostname()}:${process.pid}`;
 
 /**
+ * The engine `docker` and testcontainers talk to: `DOCKER_HOST` when it names a host (`tcp://`, `http(s)://`,
+ * `ssh://`), so that a second engine elsewhere runs the containers; this machine's socket otherwise (unset,
+ * `unix://`, `npipe://`). `host` is where the engine publishes containers' ports.
+ */
+export function dockerEngine(env: NodeJS.ProcessEnv = process.env): { remote: boolean; host: string } {
+  const value = env.DOCKER_HOST?.trim();
+  if (!value || /^(unix|npipe|fd):/i.test(value)) return { remote: false, host: '127.0.0.1' };
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(
+      `DOCKER_HOST=${JSON.stringify(value)} is not a URL such as tcp://host:2375 or unix:///var/run/docker.sock`,
+    );
+  }
+  if (!/^(tcp|https?|ssh):$/i.test(url.protocol) || url.hostname === '') {
+    throw new Error(
+      `DOCKER_HOST=${JSON.stringify(value)}: fencekit knows tcp://, http(s)://, ssh:// and unix:// engines`,
+    );
+  }
+  return { remote: true, host: url.hostname.replace(/^\[(.*)\]$/, '$1') };
+}
+
+/** `host:port`, an IPv6 host in brackets. */
+export function hostPort(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/**
+ * Where the containers' published ports are reached: `TESTCONTAINERS_HOST_OVERRIDE` when the caller set one, else
+ * the engine's host (loopback for this machine's engine).
+ */
+export function publishedPortsHost(): string {
+  return process.env.TESTCONTAINERS_HOST_OVERRIDE?.trim() || dockerEngine().host;
+}
+
+/**
  * Facts of this machine (see issue 3): the Ryuk reaper image cannot be pulled, and testcontainers believes it runs
- * in a container and would hand out the bridge gateway instead of loopback. Set before testcontainers loads.
+ * in a container and would hand out the bridge gateway instead of loopback. Set before testcontainers loads. A
+ * remote engine (`DOCKER_HOST=tcp://…`) publishes its ports on its own host: that host is the override then.
  */
 export function configureTestcontainers(): void {
   process.env.TESTCONTAINERS_RYUK_DISABLED ??= 'true';
-  process.env.TESTCONTAINERS_HOST_OVERRIDE ??= '127.0.0.1';
+  process.env.TESTCONTAINERS_HOST_OVERRIDE ??= dockerEngine().host;
 }
 
 /** True when a Docker engine answers within `timeoutMs`. */
@@ -97,11 +135,14 @@ export function removeNow(containers: readonly string[], networks: readonly stri
 }
 
 /**
- * The host pid of a container's init, for nsenter; undefined when not root, nsenter is missing, or
- * FENCEKIT_DOCKER_EXEC=1 asks for `docker exec` instead.
+ * The host pid of a container's init, for nsenter; undefined when not root, nsenter is missing, the engine is
+ * remote (`DOCKER_HOST`), or FENCEKIT_DOCKER_EXEC=1 asks for `docker exec` instead.
  */
 export function nsenterPid(containerId: string): number | undefined {
   if (process.getuid?.() !== 0 || process.env.FENCEKIT_DOCKER_EXEC === '1') return undefined;
+  // A container of another engine is not a process of this kernel (even when that engine runs here, its pids are
+  // not ours to judge): `docker exec` through the engine.
+  if (dockerEngine().remote) return undefined;
   try {
     execFileSync('nsenter', ['--version'], { stdio: 'ignore', timeout: 5000 });
     const pid = execFileSync('docker', ['inspect', '-f', '{{.State.Pid}}', containerId], {

@@ -2,6 +2,7 @@ import type { StartedTestContainer } from 'testcontainers';
 import { UnsupportedFaultError } from '../errors.js';
 import type { LaunchSpec, NodeLayout } from '../local/recipe.js';
 import type { ClusterNode } from '../types.js';
+import { hostPort } from './engine.js';
 import { type ContainerShell, shellQuote } from './shell.js';
 
 export const DATA_DIR = '/data';
@@ -21,6 +22,8 @@ export class DockerNode implements ClusterNode {
     readonly shell: ContainerShell,
     /** All of this container's addresses: a partition must drop every one of them. */
     readonly addresses: readonly string[],
+    /** Where the engine publishes the container's ports: loopback, or a remote engine's host. */
+    readonly portsHost: string,
     readonly mappedClientPort: number,
     private readonly launchSpec: LaunchSpec,
     private readonly clockShim: boolean,
@@ -31,7 +34,7 @@ export class DockerNode implements ClusterNode {
     return this.layout.id;
   }
   get directEndpoint(): string {
-    return `127.0.0.1:${this.mappedClientPort}`;
+    return hostPort(this.portsHost, this.mappedClientPort);
   }
   get containerId(): string {
     return this.container.getId();

@@ -12,9 +12,12 @@ export class ClientProxies {
 
   constructor(private readonly proxies: ReadonlyMap<string, FaultProxy> = new Map()) {}
 
-  /** A proxy for node `id` in front of a client port reachable on loopback (a process's, or a container's mapped port). */
-  static listen(id: string, upstreamPort: number): Promise<FaultProxy> {
-    return FaultProxy.listen({ name: `${id} client`, upstreamHost: '127.0.0.1', upstreamPort });
+  /**
+   * A proxy on loopback for node `id` in front of a client port: a process's on loopback, or a container's port as
+   * its engine publishes it (on the engine's host).
+   */
+  static listen(id: string, upstreamPort: number, upstreamHost = '127.0.0.1'): Promise<FaultProxy> {
+    return FaultProxy.listen({ name: `${id} client`, upstreamHost, upstreamPort });
   }
 
   get(id: string): FaultProxy | undefined {

@@ -1,11 +1,18 @@
 import { inject } from 'vitest';
 import { startCluster } from '../start.js';
-import type { Cluster, ClusterOptions, ProviderName, SentinelEndpoints, Topology } from '../types.js';
+import type {
+  Cluster,
+  ClusterOptions,
+  ClusterProvider,
+  ProviderName,
+  SentinelEndpoints,
+  Topology,
+} from '../types.js';
 
 /** What test files see of a cluster started in globalSetup: plain data, since it crosses to the workers. */
 export interface SharedCluster {
   readonly topology: Topology;
-  readonly provider: ProviderName;
+  readonly provider: ClusterProvider;
   readonly endpoints: readonly string[];
   readonly nodes: readonly {
     readonly id: string;
