@@ -1,5 +1,6 @@
 import {
   type AcquireOptions,
+  abortedPromise,
   assertResource,
   assertTtlMs,
   BackendUnavailableError,
@@ -223,7 +224,8 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
     let waiting: Promise<L> | undefined;
     this.#lifecycle.begin();
     try {
-      lease = await this.#once(permit, make);
+      const first = this.#once(permit, make);
+      lease = signal === undefined ? await first : await this.#unlessAborted(first, permit.name, signal);
       if (lease === null && request.waitMs > 0 && !signal?.aborted) {
         this.#lifecycle.assertOpen();
         waiting = this.#lifecycle.track(this.#wait(permit, request, startedAt, make));
@@ -238,6 +240,37 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
     }
     if (lease !== null) return lease;
     throw new LockTimeoutError(permit.name, 0);
+  }
+
+  /**
+   * The first attempt's answer, or `LockAbortedError` once `signal` aborts: a server that stopped
+   * answering must not hold the caller past its abort for a whole command timeout. A grant that
+   * arrives after the abort is given back, tracked so that `close()` waits for it.
+   */
+  async #unlessAborted<L extends ManagedLease<bigint>>(
+    first: Promise<L | null>,
+    name: string,
+    signal: AbortSignal,
+  ): Promise<L | null> {
+    const aborted = abortedPromise(signal);
+    try {
+      return await Promise.race([first, aborted.promise]);
+    } catch (error) {
+      if (!signal.aborted) throw error;
+      const cleanup = this.#lifecycle.track(
+        first.then(
+          (late) => late?.release(),
+          () => undefined,
+        ),
+      );
+      await settleWithin(
+        cleanup.catch(() => undefined),
+        STOP_GRACE_MS,
+      );
+      throw new LockAbortedError(name, { cause: signal.reason });
+    } finally {
+      aborted.dispose();
+    }
   }
 
   /** One attempt that never queues: the lease or null. */
@@ -266,14 +299,21 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
     const ready = this.#wake.ready(channel);
     try {
       if (ready !== undefined) {
+        // SUBSCRIBE has its own 5 s bound; the caller's abort ends the wait for it sooner.
+        const aborted = request.signal === undefined ? undefined : abortedPromise(request.signal);
         try {
-          await ready;
+          await (aborted === undefined ? ready : Promise.race([ready, aborted.promise]));
         } catch (error) {
+          if (request.signal?.aborted) {
+            throw new LockAbortedError(permit.name, { cause: request.signal.reason });
+          }
           throw new BackendUnavailableError(
             this.backend,
             `cannot subscribe for wake-ups: ${errorMessage(error)}`,
             { cause: error },
           );
+        } finally {
+          aborted?.dispose();
         }
       }
       const owner = newOwnerToken();
