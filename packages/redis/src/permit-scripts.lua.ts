@@ -128,6 +128,10 @@ local stored = redis.call('HGET', holders, ':limit') or redis.call('HGET', waite
 if stored and stored ~= limit then return {-1, stored} end
 local now = now_ms()
 purge(now)
+local max = tonumber(limit)
+-- Units freed by an expiry go to the queue first: nobody may pass a waiter by finding them first.
+-- That may grant the caller itself (a queued waiter), which this call then answers.
+if redis.call('EXISTS', queue) == 1 then hand_off(now, max, owner) end
 local mine = redis.call('HGET', holders, owner)
 if mine then
   redis.call('ZADD', expiry, now + ttl, owner)
@@ -136,9 +140,6 @@ if mine then
   forget_waiter(owner)
   return {1, fence_of(mine)}
 end
-local max = tonumber(limit)
--- Units freed by an expiry go to the queue first: nobody may pass a waiter by finding them first.
-if redis.call('EXISTS', queue) == 1 then hand_off(now, max, nil) end
 if redis.call('EXISTS', queue) == 0 and used() + weight <= max then
   return {1, grant(owner, weight, ttl, now, limit)}
 end

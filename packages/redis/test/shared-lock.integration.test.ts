@@ -125,3 +125,28 @@ describe('RedisSharedLockClient', () => {
     await permit.release();
   });
 });
+
+describe('RedisSharedLockClient queue clean-up', () => {
+  it('a waiter that died at the head of the queue (its entry no longer refreshed) stops blocking those behind it', async () => {
+    const key = name();
+    const redis = connection();
+    const base = `fencekit:{${key}}:semaphore:`;
+    const semaphore = client().semaphore(key, { permits: 2 });
+    const held = await semaphore.acquire({ ttlMs: 30_000 });
+    // A dead waiter at the head, for both permits (so it cannot be granted while one is held), on a
+    // channel nobody listens to, its entry deadline 300 ms ahead (server time) and never refreshed.
+    const [seconds, micros] = (await redis.time()) as [string, string];
+    const deadline = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) + 300;
+    await redis.zadd(`${base}queue`, 0, 'dead-waiter');
+    await redis.hset(`${base}waiters`, 'dead-waiter', `${deadline}|2|10000|p|nobody`, ':limit', '2');
+    // The free permit is behind the head: refused while the entry lives, FIFO.
+    expect(await semaphore.tryAcquire({ ttlMs: 5_000 })).toBeNull();
+    // Granted once the entry's deadline passes (the refusal's retry time), long before the holder's TTL.
+    const lease = await semaphore.acquire({ ttlMs: 5_000, waitMs: 10_000 });
+    expect(await redis.hexists(`${base}holders`, 'dead-waiter')).toBe(0);
+    expect(await redis.exists(`${base}queue`)).toBe(0);
+    await lease.release();
+    await held.release();
+    expect(await redis.exists(`${base}queue`, `${base}waiters`, `${base}holders`)).toBe(0);
+  });
+});
