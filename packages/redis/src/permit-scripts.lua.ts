@@ -124,10 +124,11 @@ end
 export const permitAcquireScript = `${prelude}
 local owner, weight, limit, ttl, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), ARGV[5]
 local waiter_ttl = tonumber(ARGV[6])
+local now = now_ms()
+-- Purged first: holders that lapsed no longer pin the limit they were granted under.
+purge(now)
 local stored = redis.call('HGET', holders, ':limit') or redis.call('HGET', waiters, ':limit')
 if stored and stored ~= limit then return {-1, stored} end
-local now = now_ms()
-purge(now)
 local max = tonumber(limit)
 -- Units freed by an expiry go to the queue first: nobody may pass a waiter by finding them first.
 -- That may grant the caller itself (a queued waiter), which this call then answers.

@@ -150,3 +150,21 @@ describe('RedisSharedLockClient queue clean-up', () => {
     expect(await redis.exists(`${base}queue`, `${base}waiters`, `${base}holders`)).toBe(0);
   });
 });
+
+describe('RedisSharedLockClient permit counts', () => {
+  it('refuses another count while the semaphore is in use, and accepts it once the holders lapsed', async () => {
+    const key = name();
+    const mine = client().semaphore(key, { permits: 2 });
+    const held = await mine.acquire({ ttlMs: 300 });
+    // A longer grant, released: the holders' record (and its key TTL) outlives the short one.
+    await (await mine.acquire({ ttlMs: 10_000 })).release();
+    const other = client().semaphore(key, { permits: 5 });
+    await expect(other.tryAcquire({ ttlMs: 1_000 })).rejects.toMatchObject({ code: 'invalid-argument' });
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(held.held).toBe(false);
+    // The lapsed holder's record is purged before the count is compared: the name is idle now.
+    const lease = await other.tryAcquire({ ttlMs: 1_000 });
+    expect(lease?.permits).toBe(1);
+    await lease?.release();
+  });
+});
