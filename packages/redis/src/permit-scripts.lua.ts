@@ -124,6 +124,18 @@ end
 export const permitAcquireScript = `${prelude}
 local owner, weight, limit, ttl, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), ARGV[5]
 local waiter_ttl = tonumber(ARGV[6])
+-- The common case first: nobody holds or waits, so there is no limit to compare, nothing to purge or
+-- serve, and both records are created here (the weight is at most the limit: the client checks).
+if redis.call('EXISTS', holders, queue) == 0 then
+  local t = redis.call('TIME')
+  redis.call('INCR', fence)
+  local granted = redis.call('GET', fence)
+  redis.call('HSET', holders, owner, weight .. '|' .. granted, ':used', weight, ':limit', limit)
+  redis.call('ZADD', expiry, tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + ttl, owner)
+  redis.call('PEXPIRE', holders, ttl)
+  redis.call('PEXPIRE', expiry, ttl)
+  return {1, granted}
+end
 local now = now_ms()
 -- Purged first: holders that lapsed no longer pin the limit they were granted under.
 purge(now)
@@ -169,7 +181,15 @@ return {0, math.max(retry, 1), redis.call('GET', fence) or '0'}
  * cancel: a grant that raced with it goes back too), then serves the queue with what was freed.
  * Returns 1 released, 0 nothing was held (lapsed, or a waiter that was never granted).
  */
-export const permitReleaseScript = `${prelude}
+export const permitReleaseScript = `
+-- The common case first, before the helpers are even defined: the only holder leaves and nobody
+-- waits, so both records go (holders has three fields then: the owner, ':used' and ':limit').
+if redis.call('EXISTS', KEYS[4]) == 0 and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1
+    and redis.call('HLEN', KEYS[1]) == 3 then
+  redis.call('DEL', KEYS[1], KEYS[2])
+  return 1
+end
+${prelude}
 local owner, limit = ARGV[1], tonumber(ARGV[2])
 local now = now_ms()
 purge(now)
