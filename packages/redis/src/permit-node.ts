@@ -73,7 +73,9 @@ export class PermitNode {
       request.waiterTtlMs,
       request.sharded ? 's' : 'p',
       request.channel,
-    ])) as [number, string | number, string?];
+    ])) as number | string | [number, string | number, string?];
+    // The fast path's grant is the fence alone (see the script).
+    if (!Array.isArray(reply)) return { kind: 'granted', fence: String(reply) };
     if (reply[0] === 1) return { kind: 'granted', fence: String(reply[1]) };
     if (reply[0] === -1) return { kind: 'mismatch', limit: String(reply[1]) };
     return { kind: 'refused', retryMs: Number(reply[1]), fenceSeen: String(reply[2] ?? '0') };

@@ -61,6 +61,9 @@ export interface RedisSharedLockClientOptions {
   waiterTtlMs?: number;
 }
 
+/** How many names' key lists a client keeps at hand. */
+const KEY_CACHE_SIZE = 1_000;
+
 /** One grant asked of the permit engine. */
 interface PermitRequest {
   readonly kind: 'semaphore' | 'rwlock';
@@ -93,6 +96,7 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
   readonly #deadlines: CommandDeadlines | undefined;
   readonly #untrackConnection: () => void;
   readonly #lifecycle = new ClientLifecycle<ManagedLease<bigint>>('RedisSharedLockClient');
+  readonly #keys = new Map<string, PermitKeys>();
   readonly #forgetLease = (lease: ManagedLease<bigint>): void => this.#lifecycle.forget(lease);
 
   constructor(options: RedisSharedLockClientOptions) {
@@ -128,7 +132,7 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
 
   semaphore(name: string, options: SemaphoreOptions): Semaphore<bigint> {
     const checked = normalizeSemaphore(name, options);
-    const keys = permitKeys(this.#prefix, 'semaphore', checked.name);
+    const keys = this.#keysOf('semaphore', checked.name);
     const permit = (weight: number, ttlMs: number): PermitRequest => ({
       kind: 'semaphore',
       name: checked.name,
@@ -161,7 +165,7 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
 
   readWriteLock(name: string): ReadWriteLock<bigint> {
     assertResource(name);
-    const keys = permitKeys(this.#prefix, 'rwlock', name);
+    const keys = this.#keysOf('rwlock', name);
     const permit = (mode: ReadWriteMode, ttlMs: number): PermitRequest => ({
       kind: 'rwlock',
       name,
@@ -193,6 +197,19 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
 
   close(): Promise<void> {
     return this.#lifecycle.close(() => this.#freeConnections());
+  }
+
+  /** Key names of recently used names, built once rather than on every handle. */
+  #keysOf(kind: 'semaphore' | 'rwlock', name: string): PermitKeys {
+    const cacheKey = `${kind}:${name}`;
+    let keys = this.#keys.get(cacheKey);
+    if (keys === undefined) {
+      // Bounded: a caller cycling through many names starts over rather than growing it.
+      if (this.#keys.size >= KEY_CACHE_SIZE) this.#keys.clear();
+      keys = permitKeys(this.#prefix, kind, name);
+      this.#keys.set(cacheKey, keys);
+    }
+    return keys;
   }
 
   async #tryAcquire<L extends ManagedLease<bigint>>(

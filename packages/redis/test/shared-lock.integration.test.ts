@@ -135,8 +135,8 @@ describe('RedisSharedLockClient queue clean-up', () => {
     const held = await semaphore.acquire({ ttlMs: 30_000 });
     // A dead waiter at the head, for both permits (so it cannot be granted while one is held), on a
     // channel nobody listens to, its entry deadline 300 ms ahead (server time) and never refreshed.
-    const [seconds, micros] = (await redis.time()) as [string, string];
-    const deadline = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) + 300;
+    const [seconds = 0, micros = 0] = (await redis.time()).map(Number);
+    const deadline = seconds * 1000 + Math.floor(micros / 1000) + 300;
     await redis.zadd(`${base}queue`, 0, 'dead-waiter');
     await redis.hset(`${base}waiters`, 'dead-waiter', `${deadline}|2|10000|p|nobody`, ':limit', '2');
     // The free permit is behind the head: refused while the entry lives, FIFO.
