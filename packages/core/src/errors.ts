@@ -16,7 +16,8 @@ export type FencekitErrorCode =
   | 'indeterminate'
   | 'invalid-argument'
   | 'aborted'
-  | 'closed';
+  | 'closed'
+  | 'unsupported';
 
 export abstract class FencekitError extends Error {
   abstract readonly code: FencekitErrorCode;
@@ -204,6 +205,21 @@ export class ClientClosedError extends FencekitError {
   }
 }
 
+/**
+ * The operation is not offered by this primitive (a read-write lease's upgrade or downgrade). Nothing
+ * was changed: the lease stays as it was.
+ */
+export class UnsupportedOperationError extends FencekitError {
+  readonly code = 'unsupported';
+  constructor(
+    readonly resource: string,
+    readonly operation: string,
+    readonly advice: string,
+  ) {
+    super(`${operation} on "${resource}" is not supported: ${advice}`);
+  }
+}
+
 const ERROR_CODES = new Set<FencekitErrorCode>([
   'timeout',
   'lost',
@@ -215,6 +231,7 @@ const ERROR_CODES = new Set<FencekitErrorCode>([
   'invalid-argument',
   'aborted',
   'closed',
+  'unsupported',
 ]);
 
 function describe(value: unknown, received: unknown): string {

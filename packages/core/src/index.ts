@@ -31,6 +31,18 @@ export type {
   LockClient,
   TryAcquireOptions,
 } from './contract.js';
+export type {
+  ReadWriteLease,
+  ReadWriteLock,
+  ReadWriteLockClient,
+  ReadWriteMode,
+  Semaphore,
+  SemaphoreAcquireOptions,
+  SemaphoreClient,
+  SemaphoreLease,
+  SemaphoreOptions,
+  SemaphoreTryAcquireOptions,
+} from './contract-shared.js';
 export {
   BackendUnavailableError,
   ClientClosedError,
@@ -46,6 +58,7 @@ export {
   NotLockHolderError,
   QuorumError,
   StaleFenceError,
+  UnsupportedOperationError,
 } from './errors.js';
 export {
   assertFencedWrite,
@@ -74,16 +87,31 @@ export {
   type MemoryLockClientOptions,
 } from './memory-lock-client.js';
 export { type MemoryGrant, MemoryLockServer, type MemoryReleaseOutcome } from './memory-lock-server.js';
+export { MemoryPermitServer, type PermitGrant } from './memory-permit-server.js';
+export {
+  createMemorySharedLockClient,
+  defaultMemoryPermitServer,
+  MemorySharedLockClient,
+  type MemorySharedLockClientOptions,
+} from './memory-shared-lock-client.js';
 export { REDACTED, redactText, redactValue, safeCause } from './redact.js';
+export { ManagedReadWriteLease, ManagedSemaphoreLease } from './shared-lease.js';
+export {
+  normalizeSemaphore,
+  normalizeSemaphoreAcquire,
+  normalizeSemaphoreTryAcquire,
+} from './shared-validate.js';
 export {
   assertCandidate,
   assertEncodableKey,
   assertNonNegativeMs,
+  assertPermits,
   assertPositiveMs,
   assertResource,
   assertSignal,
   assertTtlMs,
   DEFAULT_WAIT_MS,
+  MAX_PERMITS,
   MAX_TIMER_MS,
   normalizeAcquire,
   normalizeTryAcquire,

@@ -134,3 +134,17 @@ export function normalizeTryAcquire(
   assertSignal('signal', options.signal);
   return { resource, ttlMs: options.ttlMs, signal: options.signal };
 }
+
+/**
+ * The most permits a semaphore may have. Permits are counted as Lua numbers on Redis and as integers
+ * elsewhere; a million keeps every sum exact and is far beyond any sensible limit. A read-write lock
+ * uses it as its capacity: a writer takes all of it, a reader one.
+ */
+export const MAX_PERMITS = 1_000_000;
+
+/** A permit count: a whole number from 1 to `max`. */
+export function assertPermits(name: string, value: unknown, max = MAX_PERMITS): asserts value is number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > max) {
+    throw new InvalidArgumentError(name, value, `a whole number of permits from 1 to ${max}`);
+  }
+}

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { RedisLockClient } from '@fencekit/redis';
+import { RedisLockClient, RedisSharedLockClient } from '@fencekit/redis';
 import { RedlockClient } from '@fencekit/redlock';
 import { type Lock as SesameLock, Redlock as SesameRedlock } from '@sesamecare-oss/redlock';
 import { Redis } from 'ioredis';
-import { Mutex } from 'redis-semaphore';
+import { Mutex, Semaphore } from 'redis-semaphore';
 import NodeRedlock from 'redlock';
 
 /** Gives the lock back. */
@@ -224,6 +224,49 @@ const redisSemaphore: Contender = {
   },
 };
 
+/**
+ * Issue #19: fencekit's semaphore with one permit beside redis-semaphore's `Semaphore` of one: in the
+ * uncontended race (against the raw floor) and in the contended ring, where one permit makes it a mutex.
+ */
+const fencekitSemaphore: Contender = {
+  name: 'fencekit semaphore (RedisSharedLockClient, 1 permit)',
+  blocking: true,
+  open([endpoint]) {
+    const client = new RedisSharedLockClient({ connection: url(endpoint as string) });
+    return {
+      async lock(resource) {
+        const lease = await client
+          .semaphore(resource, { permits: 1 })
+          .acquire({ ttlMs: TTL_MS, waitMs: WAIT_MS });
+        return () => lease.release();
+      },
+      close: () => client.close(),
+    };
+  },
+};
+
+const redisSemaphoreSemaphore: Contender = {
+  name: 'redis-semaphore 5.8.0 (Semaphore, 1 permit)',
+  blocking: true,
+  open([endpoint]) {
+    const client = connect(endpoint as string);
+    return {
+      async lock(resource) {
+        const semaphore = new Semaphore(client, resource, 1, {
+          lockTimeout: TTL_MS,
+          acquireTimeout: WAIT_MS,
+          refreshInterval: 0,
+        });
+        await semaphore.acquire();
+        return () => semaphore.release();
+      },
+      async close() {
+        await client.quit();
+      },
+    };
+  },
+};
+
 export const contenders: readonly Contender[] = [
   rawFloor,
   fencekitRedis,
@@ -234,4 +277,6 @@ export const contenders: readonly Contender[] = [
   minimalRedlock(5),
   sesameRedlock,
   redisSemaphore,
+  fencekitSemaphore,
+  redisSemaphoreSemaphore,
 ];

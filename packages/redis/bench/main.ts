@@ -5,7 +5,7 @@
  *
  * Options: --rounds 5 --seconds 1.5 (uncontended, per contender per round, interleaved in 250 ms
  * slices) --contended-seconds 3
- * --clients 8 --hold-ms 1 --only <substring>.
+ * --clients 8 --hold-ms 1 --only <substring>[,<substring>…].
  */
 import { execFileSync } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
@@ -30,7 +30,9 @@ const seconds = Number(values.seconds);
 const contendedSeconds = Number(values['contended-seconds']);
 const clients = Number(values.clients);
 const holdMs = Number(values['hold-ms']);
-const selected = contenders.filter((c) => values.only === undefined || c.name.includes(values.only));
+// --only a,b: the contenders whose name contains any of the comma-separated substrings.
+const only = values.only?.split(',').filter((part) => part !== '');
+const selected = contenders.filter((c) => only === undefined || only.some((part) => c.name.includes(part)));
 
 interface Runs {
   uncontended: Uncontended[];

@@ -17,10 +17,16 @@ export {
   LockLostError,
   LockTimeoutError,
   NotLockHolderError,
+  type ReadWriteLease,
+  type ReadWriteLock,
+  type Semaphore,
+  type SemaphoreLease,
   StaleFenceError,
+  UnsupportedOperationError,
 } from '@fencekit/core';
 export { CANCEL_TIMEOUT_MS, CLOSE_BOUND_MS } from './bounds.js';
 export { RedisLockClient, type RedisLockClientOptions } from './client.js';
 export { DEFAULT_COMMAND_TIMEOUT_MS, type RedisConnection } from './connection.js';
 export type { RedisClient, RedisClusterConnection, RedisDeployment } from './deployment.js';
 export { DEFAULT_KEY_PREFIX } from './keys.js';
+export { RedisSharedLockClient, type RedisSharedLockClientOptions } from './shared-client.js';

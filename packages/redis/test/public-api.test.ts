@@ -18,7 +18,9 @@ const PUBLIC = [
   'LockTimeoutError',
   'NotLockHolderError',
   'RedisLockClient',
+  'RedisSharedLockClient',
   'StaleFenceError',
+  'UnsupportedOperationError',
   'isFencekitError',
 ];
 
@@ -34,6 +36,7 @@ const ERRORS = [
   'LockTimeoutError',
   'NotLockHolderError',
   'StaleFenceError',
+  'UnsupportedOperationError',
   'isFencekitError',
 ];
 

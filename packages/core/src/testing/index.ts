@@ -21,4 +21,18 @@ export {
 } from './election-checks.js';
 export type { LockCheck } from './lock-check.js';
 export { lockCheck, lockChecks, runLockCheck } from './lock-checks.js';
+export { readWriteLockChecks } from './rwlock-checks.js';
 export { assertNoSecret, renderEverywhere } from './secrets.js';
+export { semaphoreChecks } from './semaphore-checks.js';
+export type {
+  SharedCapabilities,
+  SharedCheck,
+  SharedCheckContext,
+  SharedConformanceOptions,
+} from './shared-context.js';
+export {
+  describeReadWriteLockConformance,
+  describeSemaphoreConformance,
+  runReadWriteLockCheck,
+  runSemaphoreCheck,
+} from './shared-describe.js';

@@ -41,5 +41,6 @@ export {
 } from '../node.js';
 export { newOwnerToken } from '../owner.js';
 export { CommandDeadlines, callScript, LuaScript } from '../script-call.js';
+export { RedisSharedLockClient, type RedisSharedLockClientOptions } from '../shared-client.js';
 export { type AttemptOutcome, STOP_GRACE_MS, Waiter, type WaitPlan, waitForGrant } from '../waiter.js';
 export { WakeSubscriber } from '../wake.js';

@@ -1,0 +1,464 @@
+import {
+  type AcquireOptions,
+  abortedPromise,
+  assertResource,
+  assertTtlMs,
+  BackendUnavailableError,
+  ClientLifecycle,
+  freshLease,
+  type GrantedLease,
+  InvalidArgumentError,
+  LockAbortedError,
+  type LockCapabilities,
+  LockLostError,
+  LockTimeoutError,
+  MAX_PERMITS,
+  type ManagedLease,
+  ManagedReadWriteLease,
+  ManagedSemaphoreLease,
+  monotonicNow,
+  normalizeAcquire,
+  normalizeSemaphore,
+  normalizeSemaphoreAcquire,
+  normalizeSemaphoreTryAcquire,
+  normalizeTryAcquire,
+  type ReadWriteLock,
+  type ReadWriteLockClient,
+  type ReadWriteMode,
+  type Semaphore,
+  type SemaphoreClient,
+  type SemaphoreOptions,
+  settleWithin,
+  type TryAcquireOptions,
+} from '@fencekit/core';
+import { CANCEL_TIMEOUT_MS } from './bounds.js';
+import { DEFAULT_COMMAND_TIMEOUT_MS } from './connection.js';
+import { neverConnectedReason, trackConnectionState } from './connection-state.js';
+import {
+  closeClient,
+  duplicateClient,
+  hasCommandTimeout,
+  type OpenedClient,
+  openClient,
+  type RedisClient,
+  type RedisDeployment,
+} from './deployment.js';
+import { classifyFailure, errorMessage } from './failures.js';
+import { DEFAULT_KEY_PREFIX, resourceWakeChannel, wakeChannel } from './keys.js';
+import { newOwnerToken } from './owner.js';
+import { PermitLeaseOperations } from './permit-lease-operations.js';
+import { type PermitKeys, PermitNode, type PermitReply, permitKeys } from './permit-node.js';
+import { CommandDeadlines } from './script-call.js';
+import { STOP_GRACE_MS, Waiter, waitForGrant } from './waiter.js';
+import { WakeSubscriber } from './wake.js';
+
+export interface RedisSharedLockClientOptions {
+  /** As `RedisLockClient`'s: an ioredis instance or Cluster (left open), options, a URL, `{ cluster }`. */
+  connection: RedisDeployment;
+  /** Prefix of every key; default "fencekit:". A semaphore's keys look like `fencekit:{name}:semaphore:holders`. */
+  keyPrefix?: string;
+  /** How long a waiter's queue entry lives without a heartbeat (default 3 000 ms), as `RedisLockClient`'s. */
+  waiterTtlMs?: number;
+}
+
+/** How many names' key lists a client keeps at hand. */
+const KEY_CACHE_SIZE = 1_000;
+
+/** One grant asked of the permit engine. */
+interface PermitRequest {
+  readonly kind: 'semaphore' | 'rwlock';
+  readonly name: string;
+  readonly keys: PermitKeys;
+  readonly limit: number;
+  readonly weight: number;
+  readonly ttlMs: number;
+}
+
+type Grant = { readonly fence: string; readonly sentAt: number };
+type MakeLease<L> = (grant: GrantedLease<bigint>) => L;
+
+/**
+ * Fenced, fair semaphores and read-write locks on one Redis, both recipes on one permit engine (Lua,
+ * `permit-scripts.lua.ts`): a semaphore of N permits is N units, a read-write lock `MAX_PERMITS` units
+ * of which a reader takes 1 and a writer all. The uncontended grant is one script call (one round
+ * trip); waiters queue in Redis in arrival order and are handed their grant, with its fence, by the
+ * script that frees the units, then woken by PUBLISH on their client's channel, as the mutex's are
+ * (`WakeSubscriber`, `waitForGrant`), with the heartbeat as fallback.
+ */
+export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWriteLockClient<bigint> {
+  readonly backend = 'redis';
+  readonly capabilities: LockCapabilities = { safeFences: true, fair: true, faultTolerant: false };
+  readonly #connection: OpenedClient;
+  readonly #node: PermitNode;
+  readonly #prefix: string;
+  readonly #waiterTtlMs: number;
+  readonly #wake: WakeSubscriber;
+  readonly #deadlines: CommandDeadlines | undefined;
+  readonly #untrackConnection: () => void;
+  readonly #lifecycle = new ClientLifecycle<ManagedLease<bigint>>('RedisSharedLockClient');
+  readonly #keys = new Map<string, PermitKeys>();
+  readonly #forgetLease = (lease: ManagedLease<bigint>): void => this.#lifecycle.forget(lease);
+
+  constructor(options: RedisSharedLockClientOptions) {
+    if (typeof options !== 'object' || options === null || options.connection === undefined) {
+      throw new InvalidArgumentError('options', options, 'an object with a connection');
+    }
+    this.#prefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
+    if (typeof this.#prefix !== 'string') {
+      throw new InvalidArgumentError('keyPrefix', options.keyPrefix, 'a string');
+    }
+    this.#waiterTtlMs = options.waiterTtlMs ?? 3_000;
+    assertTtlMs('waiterTtlMs', this.#waiterTtlMs);
+    this.#connection = openClient(options.connection, { commandTimeout: undefined });
+    const redis = this.#connection.redis;
+    const bounded = hasCommandTimeout(redis);
+    this.#deadlines = bounded ? undefined : new CommandDeadlines(DEFAULT_COMMAND_TIMEOUT_MS);
+    this.#node = new PermitNode(redis, this.#deadlines);
+    this.#untrackConnection = trackConnectionState(redis);
+    const subscriberOptions = bounded ? {} : { commandTimeout: DEFAULT_COMMAND_TIMEOUT_MS };
+    const clientId = newOwnerToken();
+    const prefix = this.#prefix;
+    this.#wake = new WakeSubscriber(
+      wakeChannel(prefix, clientId),
+      () => duplicateClient(redis, subscriberOptions),
+      this.#connection.cluster ? (name) => resourceWakeChannel(prefix, name, clientId) : undefined,
+    );
+  }
+
+  /** The ioredis connection (or Cluster) commands go through. */
+  get redis(): RedisClient {
+    return this.#connection.redis;
+  }
+
+  semaphore(name: string, options: SemaphoreOptions): Semaphore<bigint> {
+    const checked = normalizeSemaphore(name, options);
+    const keys = this.#keysOf('semaphore', checked.name);
+    const permit = (weight: number, ttlMs: number): PermitRequest => ({
+      kind: 'semaphore',
+      name: checked.name,
+      keys,
+      limit: checked.permits,
+      weight,
+      ttlMs,
+    });
+    const make =
+      (permits: number): MakeLease<ManagedSemaphoreLease<bigint>> =>
+      (grant) =>
+        new ManagedSemaphoreLease(grant, permits);
+    return {
+      name: checked.name,
+      permits: checked.permits,
+      acquire: async (acquireOptions) => {
+        const request = normalizeSemaphoreAcquire(checked.name, checked.permits, acquireOptions);
+        return this.#acquire(permit(request.permits, request.ttlMs), request, make(request.permits));
+      },
+      tryAcquire: async (tryOptions) => {
+        const request = normalizeSemaphoreTryAcquire(checked.name, checked.permits, tryOptions);
+        return this.#tryAcquire(
+          permit(request.permits, request.ttlMs),
+          request.signal,
+          make(request.permits),
+        );
+      },
+    };
+  }
+
+  readWriteLock(name: string): ReadWriteLock<bigint> {
+    assertResource(name);
+    const keys = this.#keysOf('rwlock', name);
+    const permit = (mode: ReadWriteMode, ttlMs: number): PermitRequest => ({
+      kind: 'rwlock',
+      name,
+      keys,
+      limit: MAX_PERMITS,
+      weight: mode === 'read' ? 1 : MAX_PERMITS,
+      ttlMs,
+    });
+    const make =
+      (mode: ReadWriteMode): MakeLease<ManagedReadWriteLease<bigint>> =>
+      (grant) =>
+        new ManagedReadWriteLease(grant, mode);
+    const acquire = async (mode: ReadWriteMode, options: AcquireOptions) => {
+      const request = normalizeAcquire(name, options);
+      return this.#acquire(permit(mode, request.ttlMs), request, make(mode));
+    };
+    const tryAcquire = async (mode: ReadWriteMode, options: TryAcquireOptions) => {
+      const request = normalizeTryAcquire(name, options);
+      return this.#tryAcquire(permit(mode, request.ttlMs), request.signal, make(mode));
+    };
+    return {
+      name,
+      read: (options) => acquire('read', options),
+      write: (options) => acquire('write', options),
+      tryRead: (options) => tryAcquire('read', options),
+      tryWrite: (options) => tryAcquire('write', options),
+    };
+  }
+
+  close(): Promise<void> {
+    return this.#lifecycle.close(() => this.#freeConnections());
+  }
+
+  /** Key names of recently used names, built once rather than on every handle. */
+  #keysOf(kind: 'semaphore' | 'rwlock', name: string): PermitKeys {
+    const cacheKey = `${kind}:${name}`;
+    let keys = this.#keys.get(cacheKey);
+    if (keys === undefined) {
+      // Bounded: a caller cycling through many names starts over rather than growing it.
+      if (this.#keys.size >= KEY_CACHE_SIZE) this.#keys.clear();
+      keys = permitKeys(this.#prefix, kind, name);
+      this.#keys.set(cacheKey, keys);
+    }
+    return keys;
+  }
+
+  async #tryAcquire<L extends ManagedLease<bigint>>(
+    permit: PermitRequest,
+    signal: AbortSignal | undefined,
+    make: MakeLease<L>,
+  ): Promise<L | null> {
+    this.#lifecycle.assertOpen();
+    if (signal?.aborted) throw new LockAbortedError(permit.name, { cause: signal.reason });
+    const lease = await this.#lifecycle.track(this.#once(permit, make));
+    if (lease !== null && signal?.aborted) {
+      await lease.release().catch(() => undefined);
+      throw new LockAbortedError(permit.name, { cause: signal.reason });
+    }
+    return lease;
+  }
+
+  async #acquire<L extends ManagedLease<bigint>>(
+    permit: PermitRequest,
+    request: { waitMs: number; signal: AbortSignal | undefined },
+    make: MakeLease<L>,
+  ): Promise<L> {
+    this.#lifecycle.assertOpen();
+    const { signal } = request;
+    if (signal?.aborted) throw new LockAbortedError(permit.name, { cause: signal.reason });
+    const startedAt = monotonicNow();
+    // The uncontended case first: one script call, no subscription, no waiter.
+    let lease: L | null;
+    let waiting: Promise<L> | undefined;
+    this.#lifecycle.begin();
+    try {
+      const first = this.#once(permit, make);
+      lease = signal === undefined ? await first : await this.#unlessAborted(first, permit.name, signal);
+      if (lease === null && request.waitMs > 0 && !signal?.aborted) {
+        this.#lifecycle.assertOpen();
+        waiting = this.#lifecycle.track(this.#wait(permit, request, startedAt, make));
+      }
+    } finally {
+      this.#lifecycle.done();
+    }
+    if (waiting !== undefined) return waiting;
+    if (signal?.aborted) {
+      await lease?.release().catch(() => undefined);
+      throw new LockAbortedError(permit.name, { cause: signal.reason });
+    }
+    if (lease !== null) return lease;
+    throw new LockTimeoutError(permit.name, 0);
+  }
+
+  /**
+   * The first attempt's answer, or `LockAbortedError` once `signal` aborts: a server that stopped
+   * answering must not hold the caller past its abort for a whole command timeout. A grant that
+   * arrives after the abort is given back, tracked so that `close()` waits for it.
+   */
+  async #unlessAborted<L extends ManagedLease<bigint>>(
+    first: Promise<L | null>,
+    name: string,
+    signal: AbortSignal,
+  ): Promise<L | null> {
+    const aborted = abortedPromise(signal);
+    try {
+      return await Promise.race([first, aborted.promise]);
+    } catch (error) {
+      if (!signal.aborted) throw error;
+      const cleanup = this.#lifecycle.track(
+        first.then(
+          (late) => late?.release(),
+          () => undefined,
+        ),
+      );
+      await settleWithin(
+        cleanup.catch(() => undefined),
+        STOP_GRACE_MS,
+      );
+      throw new LockAbortedError(name, { cause: signal.reason });
+    } finally {
+      aborted.dispose();
+    }
+  }
+
+  /** One attempt that never queues: the lease or null. */
+  async #once<L extends ManagedLease<bigint>>(permit: PermitRequest, make: MakeLease<L>): Promise<L | null> {
+    const owner = newOwnerToken();
+    const sentAt = monotonicNow();
+    let reply: PermitReply;
+    try {
+      reply = await this.#node.attempt(permit.keys, this.#attempt(permit, owner, 'try', ''));
+    } catch (error) {
+      this.#lifecycle.track(this.#cancel(permit, owner));
+      throw this.#failure(permit.name, error);
+    }
+    if (reply.kind === 'mismatch') throw mismatch(permit, reply.limit);
+    if (reply.kind === 'refused') return null;
+    return this.#lease(permit, owner, { fence: reply.fence, sentAt }, make);
+  }
+
+  async #wait<L extends ManagedLease<bigint>>(
+    permit: PermitRequest,
+    request: { waitMs: number; signal: AbortSignal | undefined },
+    startedAt: number,
+    make: MakeLease<L>,
+  ): Promise<L> {
+    const channel = this.#wake.channelFor(permit.name);
+    const ready = this.#wake.ready(channel);
+    try {
+      if (ready !== undefined) {
+        // SUBSCRIBE has its own 5 s bound; the caller's abort ends the wait for it sooner.
+        const aborted = request.signal === undefined ? undefined : abortedPromise(request.signal);
+        try {
+          await (aborted === undefined ? ready : Promise.race([ready, aborted.promise]));
+        } catch (error) {
+          if (request.signal?.aborted) {
+            throw new LockAbortedError(permit.name, { cause: request.signal.reason });
+          }
+          throw new BackendUnavailableError(
+            this.backend,
+            `cannot subscribe for wake-ups: ${errorMessage(error)}`,
+            { cause: error },
+          );
+        } finally {
+          aborted?.dispose();
+        }
+      }
+      const owner = newOwnerToken();
+      const waiter = new Waiter();
+      this.#wake.on(owner, waiter.wake);
+      // As the mutex's waiter: a grant handed over counts its validity from the last attempt that
+      // was refused (the grant came after it), and only when its fence is above what that refusal
+      // saw (a late message about an older grant must not count from there).
+      let queuedSince: number | undefined;
+      let fenceSeen: bigint | undefined;
+      try {
+        const grant = await waitForGrant<Grant>({
+          resource: permit.name,
+          startedAt,
+          waitMs: request.waitMs,
+          signal: request.signal,
+          closing: this.#lifecycle.closing,
+          clientName: 'RedisSharedLockClient',
+          heartbeatMs: this.#waiterTtlMs / 3,
+          // One ordered connection: the cancel lands after the attempt in flight.
+          attemptBoundMs: 0,
+          waiter,
+          attempt: async () => {
+            const sentAt = monotonicNow();
+            let reply: PermitReply;
+            try {
+              reply = await this.#node.attempt(permit.keys, this.#attempt(permit, owner, 'wait', channel));
+            } catch (error) {
+              throw this.#failure(permit.name, error);
+            }
+            if (reply.kind === 'mismatch') throw mismatch(permit, reply.limit);
+            if (reply.kind === 'granted') return { grant: { fence: reply.fence, sentAt } };
+            queuedSince = sentAt;
+            fenceSeen = BigInt(reply.fenceSeen);
+            return { retryMs: reply.retryMs + 1 };
+          },
+          handedOver: () => {
+            const fence = waiter.takeHandedFence();
+            if (fence === undefined || queuedSince === undefined) return undefined;
+            if (fenceSeen !== undefined && BigInt(fence) <= fenceSeen) return undefined;
+            // Long parked: the next attempt re-arms the grant and counts validity from its own send.
+            if (queuedSince + permit.ttlMs / 2 < monotonicNow()) return undefined;
+            return { fence, sentAt: queuedSince };
+          },
+          cancel: () => this.#cancel(permit, owner),
+          stopGraceMs: STOP_GRACE_MS,
+          track: (cleanup) => this.#lifecycle.track(cleanup),
+        });
+        return await this.#lease(permit, owner, grant, make);
+      } finally {
+        this.#wake.off(owner);
+      }
+    } finally {
+      this.#wake.leave(channel);
+    }
+  }
+
+  #attempt(permit: PermitRequest, owner: string, mode: 'try' | 'wait', channel: string) {
+    return {
+      owner,
+      weight: permit.weight,
+      limit: permit.limit,
+      ttlMs: permit.ttlMs,
+      mode,
+      waiterTtlMs: this.#waiterTtlMs,
+      sharded: this.#connection.cluster,
+      channel,
+    };
+  }
+
+  async #lease<L extends ManagedLease<bigint>>(
+    permit: PermitRequest,
+    owner: string,
+    grant: Grant,
+    make: MakeLease<L>,
+  ): Promise<L> {
+    if (grant.sentAt + permit.ttlMs <= monotonicNow()) {
+      // Its validity ran out on the way back: the server may already have handed the units on.
+      await this.#cancel(permit, owner);
+      throw new LockLostError(permit.name, 'the grant had expired by the time its answer arrived');
+    }
+    const operations = new PermitLeaseOperations(
+      this.backend,
+      this.#node,
+      permit.name,
+      permit.keys,
+      owner,
+      permit.limit,
+    );
+    const lease = make({
+      resource: permit.name,
+      owner,
+      fence: BigInt(grant.fence),
+      sentAt: grant.sentAt,
+      ttlMs: permit.ttlMs,
+      operations,
+      onEnd: this.#forgetLease,
+      lazyExpiry: true,
+    });
+    operations.lease = lease;
+    this.#lifecycle.hold(lease);
+    return freshLease(lease);
+  }
+
+  /** Leaves the queue and gives back a grant that may have raced with a failure or a stop. */
+  async #cancel(permit: PermitRequest, owner: string): Promise<void> {
+    await settleWithin(this.#node.release(permit.keys, owner, permit.limit), CANCEL_TIMEOUT_MS);
+  }
+
+  #failure(name: string, error: unknown) {
+    const neverConnected = neverConnectedReason(this.#connection.redis, this.#connection.name);
+    return classifyFailure(this.backend, name, 'acquire', error, neverConnected);
+  }
+
+  async #freeConnections(): Promise<void> {
+    this.#untrackConnection();
+    await Promise.all([
+      this.#wake.close(),
+      this.#connection.owned ? closeClient(this.#connection.redis) : undefined,
+    ]);
+    this.#deadlines?.close();
+  }
+}
+
+function mismatch(permit: PermitRequest, stored: string): InvalidArgumentError {
+  return new InvalidArgumentError(
+    'permits',
+    permit.limit,
+    `${stored}, the permit count the holders and waiters of "${permit.name}" use`,
+  );
+}
