@@ -29,8 +29,7 @@ const WRONG_READ: Inconsistent = inconsistent('a transaction read a value the re
 export function multiRegister(
   initial: Record<string, unknown> | EdnMap = {},
 ): Model<MultiRegisterState, TxnOp> {
-  const entries = initial instanceof EdnMap ? initial.entries : Object.entries(initial);
-  const start = encode(new Map(entries.map(([k, v]) => [registerName(k), toScalar(v)])));
+  const start = encode(new Map(startEntries(initial)));
   return {
     name: 'multi-register',
     init: () => start,
@@ -77,12 +76,25 @@ function name(f: unknown): string | undefined {
 }
 
 /**
- * A register's name: a keyword (EDN, as knossos writes `:x`) or a string (JSON) by its name, so a
- * JS initial value `{x: 0}` starts the registers `:x` of an EDN history; any other key by its
- * canonical text. (A history naming one register `:x` and another `"x"` would merge them.)
+ * A register's name: the key's canonical text, which carries its type, so two keys name one register
+ * exactly when Clojure's `=` holds (`:x`, `"x"` and the symbol `x` are three registers; `1` and `"1"`
+ * two), as in knossos, whose registers live in a Clojure map.
  */
 function registerName(key: unknown): string {
-  return name(key) ?? canonicalJson(key);
+  return canonicalJson(key);
+}
+
+/**
+ * The registers an initial value starts. An EDN map (`--initial-value {:x 0}` on an EDN history) keys
+ * its registers as written. A JS object's keys are strings that cannot say whether they mean the JSON
+ * string `"x"` (a JSONL history) or knossos' keyword `:x` (an EDN history), so each one starts both.
+ */
+function startEntries(initial: Record<string, unknown> | EdnMap): [string, Scalar][] {
+  if (initial instanceof EdnMap) return initial.entries.map(([k, v]) => [registerName(k), toScalar(v)]);
+  return Object.entries(initial).flatMap(([k, v]): [string, Scalar][] => [
+    [registerName(k), toScalar(v)],
+    [registerName(new Keyword(k)), toScalar(v)],
+  ]);
 }
 
 function encode(values: Map<string, Scalar>): MultiRegisterState {
