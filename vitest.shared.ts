@@ -13,12 +13,14 @@ const sourceAliases = [
 ];
 
 /**
- * Seeded fault matrices (`*.matrix.test.ts` files under test/: whole harness runs over several seeds, backends and
- * faults) take minutes each, so they run in the main job (`npm run test:matrix`, which sets
- * FENCEKIT_MATRIX=1) rather than in every test run: that keeps CI's suite well under its 30 minutes.
+ * Slow tests run in the main job (`npm run test:slow`, which sets FENCEKIT_SLOW=1) rather than in every test
+ * run, to keep CI's suite well under its 30 minutes: the seeded fault matrices (`*.matrix.test.ts` files
+ * under test/: whole harness runs over several seeds, backends and faults) and other tests that take
+ * minutes or change the host beyond the project's own processes (`*.slow.test.ts`, e.g. a second Docker
+ * engine with its own bridge and forwarding rule).
  */
-const matrixOnly = process.env.FENCEKIT_MATRIX === '1';
-const MATRIX_FILES = 'test/**/*.matrix.test.ts';
+const slowOnly = process.env.FENCEKIT_SLOW === '1';
+const SLOW_FILES = ['test/**/*.matrix.test.ts', 'test/**/*.slow.test.ts'];
 
 /** One Vitest project per package; a package adds its own globalSetup, timeouts or pool here. */
 export function fencekitProject(name: string, overrides: ViteUserConfig = {}) {
@@ -27,8 +29,8 @@ export function fencekitProject(name: string, overrides: ViteUserConfig = {}) {
       resolve: { alias: sourceAliases },
       test: {
         name,
-        include: matrixOnly ? [MATRIX_FILES] : ['test/**/*.test.ts'],
-        exclude: matrixOnly ? configDefaults.exclude : [...configDefaults.exclude, MATRIX_FILES],
+        include: slowOnly ? SLOW_FILES : ['test/**/*.test.ts'],
+        exclude: slowOnly ? configDefaults.exclude : [...configDefaults.exclude, ...SLOW_FILES],
         testTimeout: 30_000,
         hookTimeout: 240_000,
       },
