@@ -91,7 +91,7 @@ export async function check(file: string, options: CliOptions): Promise<Outcome>
       ? undefined
       : parseInitialValue(options.initialValue, format === 'edn');
   let model: AnyModel | undefined =
-    options.model === undefined ? undefined : modelWithInitialValue(options.model, initial);
+    options.model === undefined ? undefined : modelWithInitialValue(options.model, initial, format === 'edn');
   if (options.model !== undefined && model === undefined)
     throw new BadInputError(`unknown model ${options.model}`);
 

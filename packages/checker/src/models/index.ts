@@ -37,5 +37,5 @@ export {
   type SemanticsOptions,
   SemanticsTimeoutError,
 } from './semantics.js';
-export { type SetOp, type SetState, set } from './set.js';
+export { type SetOp, type SetOptions, type SetState, set } from './set.js';
 export { canonicalJson, describeScalar, type Scalar, toScalar } from './values.js';

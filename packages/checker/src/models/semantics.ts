@@ -20,6 +20,7 @@ import type { AnyModel } from './model.js';
 import { multiRegister } from './multi-register.js';
 import { casRegister, register } from './register.js';
 import { modelByName } from './registry.js';
+import { set } from './set.js';
 import { canonicalJson } from './values.js';
 
 /**
@@ -145,9 +146,17 @@ function asJson(value: unknown): unknown {
   return value;
 }
 
-/** A built-in model by name with the initial value (when given), or undefined for an unknown name. */
-export function modelWithInitialValue(name: string, initialValue?: unknown): AnyModel | undefined {
-  if (initialValue === undefined) return modelByName(name);
+/**
+ * A built-in model by name with the initial value (when given), or undefined for an unknown name.
+ * `edn`: the history is EDN, whose reads have Clojure's types (a set read must be a set).
+ */
+export function modelWithInitialValue(
+  name: string,
+  initialValue?: unknown,
+  edn = false,
+): AnyModel | undefined {
+  if (initialValue === undefined)
+    return name === 'set' && edn ? set({ arrayReads: false }) : modelByName(name);
   switch (name) {
     case 'register':
       return register({ initial: initialValue });
