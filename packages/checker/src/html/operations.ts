@@ -35,6 +35,46 @@ export function toPartitionView(p: PartitionView | PartitionResult): PartitionVi
   return view;
 }
 
+/**
+ * A history's operations looked up by id and by key, built once per page: a page of K partitions
+ * (independent keys) would otherwise scan every op K times, quadratic in the history (review 15b F4).
+ */
+export class OperationIndex {
+  private readonly position = new Map<number, number>();
+  private readonly ops: readonly Operation[];
+  private byKey: Map<string, Operation[]> | undefined;
+
+  constructor(all: readonly Operation[]) {
+    // One pass over the history; everything below reads the copy.
+    this.ops = [...all];
+    this.ops.forEach((op, i) => {
+      this.position.set(op.id, i);
+    });
+  }
+
+  /** The view's operations in history order: its ids when it names them, else its key's, else all. */
+  of(view: PartitionView): Operation[] {
+    if (view.operations !== undefined) {
+      const at = [...new Set(view.operations)]
+        .map((id) => this.position.get(id))
+        .filter((i): i is number => i !== undefined)
+        .sort((a, b) => a - b);
+      return at.map((i) => this.ops[i] as Operation);
+    }
+    if (view.key === undefined) return [...this.ops];
+    if (this.byKey === undefined) {
+      this.byKey = new Map();
+      for (const op of this.ops) {
+        const key = op.key ?? '';
+        const list = this.byKey.get(key);
+        if (list === undefined) this.byKey.set(key, [op]);
+        else list.push(op);
+      }
+    }
+    return [...(this.byKey.get(view.key) ?? [])];
+  }
+}
+
 const LANE_H = 28;
 const LABEL_W = 110;
 const WIDTH = 1100;
@@ -47,13 +87,10 @@ const MAX_OPS = 4000;
  */
 export function renderPartition(
   view: PartitionView,
-  all: readonly Operation[],
+  index: OperationIndex,
   timeUnit: 'ns' | 'index',
 ): string {
-  const ids = view.operations === undefined ? undefined : new Set(view.operations);
-  const ops = all.filter((op) =>
-    ids !== undefined ? ids.has(op.id) : view.key === undefined || (op.key ?? '') === view.key,
-  );
+  const ops = index.of(view);
   const order = new Map((view.linearization ?? []).map((id, i) => [id, i]));
   const unplaced = new Set((view.unplaced ?? []).map(unplacedId));
   const processes = [...new Set(ops.map((op) => String(op.process)))].sort(compareLabels);

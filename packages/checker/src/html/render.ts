@@ -6,7 +6,7 @@ import { RESOURCE_PROCESS } from '../lock/events.js';
 import { type CheckResult, composeVerdicts, isVerdict } from '../verdict.js';
 import { type LaneViolation, renderLockLanes } from './lanes.js';
 import { brief, esc, inlineJson } from './markup.js';
-import { type PartitionView, renderPartition, toPartitionView } from './operations.js';
+import { OperationIndex, type PartitionView, renderPartition, toPartitionView } from './operations.js';
 import { PAGE_CSS, PAGE_JS, SVG_DEFS } from './page.js';
 
 /**
@@ -52,7 +52,12 @@ export function renderHtml(
   const verdict = isVerdict(result.verdict)
     ? result.verdict
     : composeVerdicts(checks.map(([, r]) => r.verdict));
-  const { events, operations } = splitHistory(history);
+  const { events, operations: read } = splitHistory(history);
+  let index: OperationIndex | undefined;
+  const operations = () => {
+    index ??= new OperationIndex(read());
+    return index;
+  };
   const unit = options.timeUnit ?? 'ns';
   const title = options.title ?? 'fencekit check';
 
@@ -99,7 +104,7 @@ ${body.join('\n')}
 function checkSection(
   name: string,
   r: RenderableResult,
-  operations: () => readonly Operation[],
+  operations: () => OperationIndex,
   unit: 'ns' | 'index',
 ): string {
   const parts = [
