@@ -11,6 +11,7 @@ import {
   HistoryReadAbortedError,
   HistoryReadError,
   loadOperations,
+  MAX_EVENT_BIG_DIGITS,
   MAX_EVENT_COLLECTIONS,
   MAX_EVENT_VALUES,
   MAX_NESTING,
@@ -223,6 +224,37 @@ describe('objects built per event', () => {
     expect(parseJepsenEdn(ednOp(`[${many(MAX_EVENT_COLLECTIONS - 2, '{}', ' ')}]`))).toHaveLength(1);
     expect(parseHistoryJsonl(jsonEvent(`[${many(MAX_EVENT_VALUES - 20, '1', ',')}]`))).toHaveLength(1);
     expect(parseJepsenEdn(ednOp(`[${many(MAX_EVENT_VALUES - 20, '1', ' ')}]`))).toHaveLength(1);
+  });
+});
+
+describe('big numbers in one op (review 15b F3)', () => {
+  // A ratio's gcd and a decimal's digits cost time as they grow, and the --timeout deadline is checked
+  // between ops: one op of 30 000 1000-digit ratios ran 70 s past --timeout 1s. The digits of ratios
+  // and decimals in one op are capped, so one op's cost stays small.
+  const ratio = `${'7'.repeat(1000)}/${'3'.repeat(999)}1`;
+  const decimal = `${'1'.repeat(500)}${'0'.repeat(500)}M`;
+  const per = MAX_EVENT_BIG_DIGITS / 2000;
+  const many = (n: number, item: string, sep: string) => Array(n).fill(item).join(sep);
+  const ednOp = (value: string) => `{:process 0 :type :invoke :f :w :value ${value}}`;
+
+  it('refuses an op whose ratios hold more digits than the cap, naming the cap and the line', () => {
+    const edn = `[{:process 0 :type :ok :f :w :value 1}\n${ednOp(`[${many(per + 1, ratio, ' ')}]`)}]`;
+    expect(() => parseJepsenEdn(edn, 'big.edn')).toThrow(HistoryParseError);
+    expect(() => parseJepsenEdn(edn, 'big.edn')).toThrow(
+      new RegExp(
+        `big\\.edn:2: expected at most ${MAX_EVENT_BIG_DIGITS} digits of ratios and decimals in one op`,
+      ),
+    );
+    expect(parseJepsenEdn(ednOp(`[${many(per, ratio, ' ')}]`))).toHaveLength(1);
+  });
+
+  it('refuses an op whose decimals hold more digits than the cap, and reads decimals exactly below it', () => {
+    expect(() => parseJepsenEdn(ednOp(`[${many(2 * per + 1, decimal, ' ')}]`))).toThrow(
+      /digits of ratios and decimals in one op/,
+    );
+    const [event] = parseJepsenEdn(ednOp(`[${many(2 * per, decimal, ' ')}]`));
+    const first = (event?.value as unknown[])[0];
+    expect(showValue(first)).toBe(`${'1'.repeat(500)}E500M`);
   });
 });
 

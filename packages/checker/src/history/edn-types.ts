@@ -114,15 +114,13 @@ export class EdnDecimal {
     const m = /^([+-]?)(\d+)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(token);
     if (m === null) throw new RangeError(`not a decimal: ${token}`);
     const fraction = m[3] ?? '';
-    let digits = BigInt(`${m[2]}${fraction}`) * (m[1] === '-' ? -1n : 1n);
-    let exponent = Number(m[4] ?? '0') - fraction.length;
-    if (digits === 0n) exponent = 0;
-    while (digits !== 0n && digits % 10n === 0n) {
-      digits /= 10n;
-      exponent++;
-    }
+    const all = `${m[2]}${fraction}`;
+    // Trailing zeros go as text, in one pass: dividing a bigint by 10 per zero is quadratic in the digits.
+    const significant = all.replace(/0+$/, '');
+    const digits = BigInt(significant === '' ? '0' : significant) * (m[1] === '-' ? -1n : 1n);
     this.digits = digits;
-    this.exponent = exponent;
+    this.exponent =
+      digits === 0n ? 0 : Number(m[4] ?? '0') - fraction.length + (all.length - significant.length);
   }
   get text(): string {
     if (this.exponent === 0) return `${this.digits}M`;

@@ -11,7 +11,13 @@ import {
 } from './edn-types.js';
 import { HistoryParseError } from './errors.js';
 import { exactNumber, JsonShapeError } from './json.js';
-import { MAX_EVENT_COLLECTIONS, MAX_EVENT_VALUES, MAX_INTEGER_DIGITS, MAX_NESTING } from './read-options.js';
+import {
+  MAX_EVENT_BIG_DIGITS,
+  MAX_EVENT_COLLECTIONS,
+  MAX_EVENT_VALUES,
+  MAX_INTEGER_DIGITS,
+  MAX_NESTING,
+} from './read-options.js';
 
 export { EdnChar, EdnDecimal, EdnFloat, EdnSet, EdnSymbol, Keyword, Ratio, Tagged };
 
@@ -99,6 +105,8 @@ export class EdnReader {
   // Values and collections read so far (one reader reads one op): capped, so an op's objects stay bounded.
   #values = 0;
   #collections = 0;
+  // Digits of ratios and decimals read so far: capped, as reducing them costs time (see MAX_EVENT_BIG_DIGITS).
+  #bigDigits = 0;
   // Histories repeat a handful of keywords thousands of times: one object each.
   readonly #keywords = new Map<string, Keyword>();
   /** `firstLine`: the line `text` starts on in its file (for a piece of a larger file). */
@@ -356,6 +364,7 @@ export class EdnReader {
     if (decimal !== null) {
       if (token.length > MAX_INTEGER_DIGITS + 10)
         this.#fail(`decimals of at most ${MAX_INTEGER_DIGITS} digits`, `${token.length} characters`);
+      this.#countBigDigits(digitCount(token));
       return new EdnDecimal(token.slice(0, -1));
     }
     if (/^[+-]?(\d+\.\d*|\d+)([eE][+-]?\d+)?$/.test(token)) return new EdnFloat(Number(token));
@@ -374,6 +383,7 @@ export class EdnReader {
       const [numerator, denominator] = [ratio[1] as string, ratio[2] as string];
       if (numerator.length > MAX_INTEGER_DIGITS + 1 || denominator.length > MAX_INTEGER_DIGITS)
         this.#fail(`ratios of integers of at most ${MAX_INTEGER_DIGITS} digits`, token.slice(0, 20));
+      this.#countBigDigits(digitCount(token));
       const d = BigInt(denominator);
       if (d === 0n) this.#fail('a ratio with a denominator other than 0', token);
       const r = new Ratio(BigInt(numerator.replace(/^\+/, '')), d);
@@ -383,6 +393,15 @@ export class EdnReader {
     }
     if (SYMBOL.test(token)) return new EdnSymbol(token);
     return this.#fail('a value', token);
+  }
+
+  #countBigDigits(digits: number): void {
+    this.#bigDigits += digits;
+    if (this.#bigDigits > MAX_EVENT_BIG_DIGITS)
+      this.#fail(
+        `at most ${MAX_EVENT_BIG_DIGITS} digits of ratios and decimals in one op`,
+        `${this.#bigDigits} or more`,
+      );
   }
 
   #integer(token: string): number | bigint {
@@ -454,4 +473,14 @@ export function ednText(value: EdnValue): string {
   if (typeof value === 'number' && !Number.isFinite(value))
     return Number.isNaN(value) ? '##NaN' : value > 0 ? '##Inf' : '##-Inf';
   return ednTypeText(value, (v) => ednText(v as EdnValue), false) ?? String(value);
+}
+
+/** The decimal digits in a number's token (its sign, point, exponent mark, `/` and `M` left out). */
+function digitCount(token: string): number {
+  let n = 0;
+  for (let i = 0; i < token.length; i++) {
+    const c = token.charCodeAt(i);
+    if (c >= 48 && c <= 57) n++;
+  }
+  return n;
 }

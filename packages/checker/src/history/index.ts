@@ -36,6 +36,7 @@ export { OperationPairer, type PairingOptions, pairOperations, pairOperationsAsy
 export { parsePorcupineLog, readPorcupineLog } from './porcupine-log.js';
 export {
   DEFAULT_MAX_EVENT_BYTES,
+  MAX_EVENT_BIG_DIGITS,
   MAX_EVENT_COLLECTIONS,
   MAX_EVENT_VALUES,
   MAX_INTEGER_DIGITS,

@@ -39,5 +39,13 @@ export const MAX_NESTING = 100;
 export const MAX_EVENT_VALUES = 1_000_000;
 export const MAX_EVENT_COLLECTIONS = 100_000;
 
+/**
+ * Most digits of ratios and decimals in one op: reducing a ratio (its gcd) costs time that grows with
+ * its digits, and the --timeout deadline is checked between ops, so one op of 30 000 1000-digit ratios
+ * ran 70 s past `--timeout 1s`. 100 000 digits (50 ratios of 1000/1000 digits, some tens of ms) is far
+ * past any op a Jepsen test writes.
+ */
+export const MAX_EVENT_BIG_DIGITS = 100_000;
+
 /** Most digits in one integer: far past any id, counter or fence, far below where bigints get slow. */
 export const MAX_INTEGER_DIGITS = 1000;
