@@ -15,7 +15,7 @@ import { EdnMap } from './edn-types.js';
 import { HistoryParseError } from './errors.js';
 import { readLines, textLines } from './lines.js';
 import { DEFAULT_MAX_EVENT_BYTES, type ReadOptions } from './read-options.js';
-import { showValue } from './show.js';
+import { showValue, writeValue } from './show.js';
 import type { HistoryEvent, OpType, ProcessId } from './types.js';
 
 const OP_TYPES: ReadonlySet<string> = new Set<OpType>(['invoke', 'ok', 'fail', 'info']);
@@ -36,9 +36,10 @@ export function parseJepsenEdn(
   const events: HistoryEvent[] = [];
   const nilKeyword = options.nilKeyword ?? true;
   const indices = new Map<number, number>();
+  const keys: KeyNames = new Map();
   const add = (items: EdnItem[]) => {
     for (const item of items) {
-      const event = itemToEvent(item, events.length, file, nilKeyword, indices);
+      const event = itemToEvent(item, events.length, file, nilKeyword, indices, keys);
       if (event === undefined) continue;
       events.push(event);
       lines?.push(item.line);
@@ -65,9 +66,10 @@ export async function* readJepsenEdn(
   let position = 0;
   const nilKeyword = options.nilKeyword ?? true;
   const indices = new Map<number, number>();
+  const keys: KeyNames = new Map();
   const events: [HistoryEvent, number][] = [];
   const add = (item: EdnItem) => {
-    const event = itemToEvent(item, position, name, nilKeyword, indices);
+    const event = itemToEvent(item, position, name, nilKeyword, indices, keys);
     if (event === undefined) return;
     position++;
     events.push([event, item.line]);
@@ -87,12 +89,13 @@ function itemToEvent(
   file: string,
   nilKeyword: boolean,
   indices: Map<number, number>,
+  keys: KeyNames,
 ): HistoryEvent | undefined {
   const reader = new EdnReader(item.text, file, item.line);
   if (reader.atEnd()) return undefined;
   const raw = reader.read();
   if (!reader.atEnd()) throw new HistoryParseError(file, reader.line, 'one op map', 'more data after it');
-  return toEvent(raw, position, file, item.line, nilKeyword, indices);
+  return toEvent(raw, position, file, item.line, nilKeyword, indices, keys);
 }
 
 function toEvent(
@@ -102,6 +105,7 @@ function toEvent(
   line: number,
   nilKeyword: boolean,
   indices: Map<number, number>,
+  keys: KeyNames,
 ): HistoryEvent {
   const bad = (expected: string, found: EdnValue | undefined): never => {
     throw new HistoryParseError(file, line, expected, found === undefined ? 'nothing' : ednText(found));
@@ -154,9 +158,33 @@ function toEvent(
     f: f instanceof Keyword || f instanceof EdnSymbol ? f.name : (f as string),
     value: plain(keywordValue(raw, 'value') ?? null, nilKeyword),
   };
-  if (key !== undefined && key !== null) event.key = keyText(plain(key, nilKeyword));
+  if (key !== undefined && key !== null) {
+    const value = plain(key, nilKeyword);
+    const text = keyText(value);
+    // An op's key is its text (a string as itself), so two keys Clojure's = tells apart may share one
+    // (1 and "1", :a and ":a") and their ops would be checked as one key's: refused, naming both.
+    const identity = writeValue(value, true) ?? 'null';
+    const seen = keys.get(text);
+    if (seen === undefined) keys.set(text, { identity, shown: showKey(value), line });
+    else if (seen.identity !== identity)
+      throw new HistoryParseError(
+        file,
+        line,
+        "a name of each key's own (an op's key is named by its text)",
+        `:key ${showKey(value)} and, on line ${seen.line}, :key ${seen.shown}, both named ${text}`,
+      );
+    event.key = text;
+  }
   if (error !== undefined && error !== null) event.error = ednText(error);
   return event;
+}
+
+/** Each key text seen: the key's canonical text (its identity under Clojure's =), as shown, and its line. */
+type KeyNames = Map<string, { identity: string; shown: string; line: number }>;
+
+/** A key as EDN (a string quoted), for messages. */
+function showKey(key: unknown): string {
+  return writeValue(key, false) ?? 'nil';
 }
 
 function keyText(key: unknown): string {
