@@ -524,6 +524,25 @@ describe('EDN characters', () => {
   });
 });
 
+describe('EDN tokens', () => {
+  it('ends a keyword at a backslash, as Clojure does: `:a\\;` is :a and the character ; (CI fuzz find)', async () => {
+    // The splitter took `\;` for a character while the reader kept `\` in the keyword and then read `;` as
+    // a comment: the op was cut at its line and a later line's invalid UTF-8 was reported as a missing `}`.
+    const [event] = parseJepsenEdn('{:process 0, :type :invoke, :f :write, :value [:a\\; :b]}', 'k.edn');
+    expect(showValue(event?.value)).toBe('[:a \\u003b :b]');
+    const streamed = Readable.from([
+      Buffer.concat([
+        Buffer.from('[{:process 0, :type :invoke, :f :re\\; :value 1}\n'),
+        Buffer.from([0xff, 0x0a]),
+      ]),
+    ]);
+    const read = async () => {
+      for await (const _ of readJepsenEdn(streamed, 's.edn'));
+    };
+    await expect(read()).rejects.toThrow(/s\.edn:1: expected a value for map key 1/);
+  });
+});
+
 describe('porcupine log parsing time', () => {
   it('reads lines with 200 000 spaces in linear time (16 s for 160 000 before)', () => {
     const spaces = ' '.repeat(200_000);

@@ -62,8 +62,9 @@ export class EdnItemSplitter {
         continue;
       }
       if (this.#inAtom) {
-        // An atom ends at whitespace, a comment, a bracket or a quote (`nil]`, `#object[`, `#inst"…"`).
-        if (isWhitespace(c) || c === 59 || isBracket(c) || c === 34) {
+        // An atom ends at whitespace, a comment, a bracket, a quote (`nil]`, `#object[`, `#inst"…"`) or a
+        // backslash, which starts a character (as in the reader and in Clojure's: `:a\;` is `:a` then `\;`).
+        if (isWhitespace(c) || c === 59 || isBracket(c) || c === 34 || (c === 92 && i > this.#atomStart)) {
           start = this.#atomDone(done, text, start, i);
           i--;
         }

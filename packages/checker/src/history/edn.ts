@@ -59,7 +59,9 @@ const isDelimiter = (c: number): boolean =>
   c === 123 ||
   c === 125 ||
   c === 34 ||
-  c === 59;
+  c === 59 ||
+  // A backslash ends a token, as in Clojure's reader (a terminating macro): `:a\;` is `:a` and the character `;`.
+  c === 92;
 
 // Named characters (`\\newline`), as EDN and Clojure write them.
 const NAMED_CHARACTERS: Readonly<Record<string, string>> = Object.assign(Object.create(null), {
