@@ -277,6 +277,9 @@ describe.each(Object.entries(readers))('fuzzing the %s reader', (format, reader)
           const streamed = await outcome(() => reader.stream(chunked(bytes, sizes)));
           // In memory there is no byte-level check: it reads the lines before the first invalid one, and
           // must find the same error in them, or none (then the stream's error is the invalid line).
+          // gzip's magic bytes make the stream a compressed file, which the in-memory text reader never
+          // decompresses: only a typed outcome is required of it (outcome() rethrows anything else).
+          if (bytes[0] === 0x1f && bytes[1] === 0x8b) return;
           const bad = firstInvalidLine(bytes);
           const inMemory = await outcome(() => reader.memory(bytes.subarray(0, bad.offset).toString('utf8')));
           if (

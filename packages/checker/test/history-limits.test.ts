@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -540,6 +541,21 @@ describe('EDN tokens', () => {
       for await (const _ of readJepsenEdn(streamed, 's.edn'));
     };
     await expect(read()).rejects.toThrow(/s\.edn:1: expected a value for map key 1/);
+  });
+});
+
+describe('corrupt gzip', () => {
+  it('is bad input naming the file, not a failed read: garbage after the magic bytes, or a stream cut off (CI fuzz find)', async () => {
+    const cut = gzipSync(Buffer.from(`${line(0)}\n${line(1)}\n`));
+    for (const bytes of [
+      Buffer.from([0x1f, 0x8b, 242, 230, 155, 170, 130]),
+      cut.subarray(0, cut.length - 6),
+    ]) {
+      await expect(collect(Readable.from([bytes]))).rejects.toThrow(HistoryParseError);
+      await expect(collect(Readable.from([bytes]))).rejects.toThrow(
+        /h\.jsonl:\d+: expected gzip data that inflates, found "corrupt gzip/,
+      );
+    }
   });
 });
 

@@ -101,6 +101,14 @@ export async function* readLines(
             'more (a gzip bomb?)',
           );
         }
+        if (error instanceof CorruptGzip) {
+          throw new HistoryParseError(
+            file,
+            line + 1,
+            'gzip data that inflates',
+            `corrupt gzip (${error.message})`,
+          );
+        }
         throw readError(file, line, error);
       }
       const chunk = next.done ? undefined : toBuffer(next.value);
@@ -196,6 +204,15 @@ const ABORTED = Symbol('aborted');
 /** The decompressed input passed its cap. */
 class DecompressedTooLarge extends Error {}
 
+/** zlib refused the data after gzip's magic bytes (corrupt, or cut off): bad input, not a failed read. */
+class CorruptGzip extends Error {}
+
+/** An error zlib raised on the data itself (`Z_DATA_ERROR`, `Z_BUF_ERROR` for a cut-off stream, …). */
+const isZlibDataError = (error: unknown): error is Error =>
+  error instanceof Error &&
+  typeof (error as { code?: unknown }).code === 'string' &&
+  (error as { code: string }).code.startsWith('Z_');
+
 /**
  * The chunks as they are, or decompressed when they start with gzip's magic bytes (1f 8b): a stream
  * of decompressed chunks of at most zlib's chunk size each, counted, so past `limit` bytes the read
@@ -238,6 +255,9 @@ async function* gunzipIfCompressed(chunks: AsyncIterator<unknown>, limit: number
       if (total > limit) throw new DecompressedTooLarge();
       yield out;
     }
+  } catch (error) {
+    if (isZlibDataError(error)) throw new CorruptGzip(error.message);
+    throw error;
   } finally {
     feed.destroy();
     gunzip.destroy();
