@@ -208,10 +208,10 @@ class DecompressedTooLarge extends Error {}
 class CorruptGzip extends Error {}
 
 /** An error zlib raised on the data itself (`Z_DATA_ERROR`, `Z_BUF_ERROR` for a cut-off stream, …). */
-const isZlibDataError = (error: unknown): error is Error =>
-  error instanceof Error &&
-  typeof (error as { code?: unknown }).code === 'string' &&
-  (error as { code: string }).code.startsWith('Z_');
+const isZlibDataError = (error: unknown): error is Error => {
+  const code: unknown = error instanceof Error ? (error as NodeJS.ErrnoException).code : undefined;
+  return typeof code === 'string' && code.startsWith('Z_');
+};
 
 /**
  * The chunks as they are, or decompressed when they start with gzip's magic bytes (1f 8b): a stream
