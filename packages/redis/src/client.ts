@@ -20,39 +20,27 @@ import {
   type TryAcquireOptions,
 } from '@fencekit/core';
 import { CANCEL_TIMEOUT_MS } from './bounds.js';
-import { DEFAULT_COMMAND_TIMEOUT_MS } from './connection.js';
 import {
   type ConnectionMark,
   connectionMark,
   neverConnectedReason,
   notSentReason,
-  trackConnectionState,
 } from './connection-state.js';
 import {
-  closeClient,
-  duplicateClient,
-  hasCommandTimeout,
   type OpenedClient,
-  openClient,
   type RedisClient,
   type RedisDeployment,
   waitForReplicasOf,
 } from './deployment.js';
 import { classifyFailure, errorMessage } from './failures.js';
-import {
-  assertClusterResource,
-  DEFAULT_KEY_PREFIX,
-  type ResourceKeys,
-  resourceKeys,
-  resourceWakeChannel,
-  wakeChannel,
-} from './keys.js';
+import { assertClusterResource, DEFAULT_KEY_PREFIX, type ResourceKeys, resourceKeys } from './keys.js';
 import { RedisLeaseOperations } from './lease-operations.js';
+import { closeLockConnection, type LockConnection, openLockConnection } from './lock-connection.js';
 import { type AttemptReply, LockNode, tryAcquireReply } from './node.js';
 import { newOwnerToken } from './owner.js';
-import { CommandDeadlines } from './script-call.js';
+import type { CommandDeadlines } from './script-call.js';
 import { STOP_GRACE_MS, Waiter, waitForGrant } from './waiter.js';
-import { WakeSubscriber } from './wake.js';
+import type { WakeSubscriber } from './wake.js';
 
 export interface RedisLockClientOptions {
   /**
@@ -116,8 +104,8 @@ export class RedisLockClient implements LockClient<bigint> {
   readonly #replicas: { count: number; timeoutMs: number } | undefined;
   readonly #wake: WakeSubscriber;
   readonly #deadlines: CommandDeadlines | undefined;
-  /** Stops following the connection's state (see `connection-state.ts`). */
-  readonly #untrackConnection: () => void;
+  /** The connections it opened, freed by close(). */
+  readonly #opened: LockConnection;
   readonly #lifecycle = new ClientLifecycle<ManagedLease<bigint>>('RedisLockClient');
   /** Key names of recently used resources: built once, not five string concatenations per acquire. */
   readonly #keys = new Map<string, ResourceKeys>();
@@ -147,24 +135,15 @@ export class RedisLockClient implements LockClient<bigint> {
     if (fence !== 'counter' && fence !== 'epoch') {
       throw new InvalidArgumentError('fence', options.fence, "'counter' or 'epoch'");
     }
-    // A connection without ioredis' per-command timer (fencekit's own, unless the options ask for
-    // one, or a caller's instance made without it) gets one deadline timer shared by its lock
-    // commands instead: no lock command waits for an answer forever.
-    this.#connection = openClient(options.connection, { commandTimeout: undefined });
-    const redis = this.#connection.redis;
-    const bounded = hasCommandTimeout(redis);
-    this.#deadlines = bounded ? undefined : new CommandDeadlines(DEFAULT_COMMAND_TIMEOUT_MS);
-    this.#node = new LockNode(this.#connection.name, redis, this.#deadlines, fence === 'epoch');
-    this.#untrackConnection = trackConnectionState(redis);
-    // The subscriber keeps ioredis' own timeout: it sends a SUBSCRIBE now and then, nothing more.
-    const subscriberOptions = bounded ? {} : { commandTimeout: DEFAULT_COMMAND_TIMEOUT_MS };
-    const clientId = newOwnerToken();
-    const prefix = this.#prefix;
-    this.#wake = new WakeSubscriber(
-      wakeChannel(prefix, clientId),
-      () => duplicateClient(redis, subscriberOptions),
-      // Redis Cluster: sharded channels, one per resource waited on (see WakeSubscriber).
-      this.#connection.cluster ? (resource) => resourceWakeChannel(prefix, resource, clientId) : undefined,
+    this.#opened = openLockConnection(options.connection, this.#prefix);
+    this.#connection = this.#opened.connection;
+    this.#deadlines = this.#opened.deadlines;
+    this.#wake = this.#opened.wake;
+    this.#node = new LockNode(
+      this.#connection.name,
+      this.#connection.redis,
+      this.#deadlines,
+      fence === 'epoch',
     );
   }
 
@@ -533,13 +512,7 @@ export class RedisLockClient implements LockClient<bigint> {
     return classifyFailure(this.backend, resource, 'acquire', error, notSent);
   }
 
-  async #freeConnections(): Promise<void> {
-    this.#untrackConnection();
-    // Side by side: each is bounded by QUIT_TIMEOUT_MS, so close() pays that bound once.
-    await Promise.all([
-      this.#wake.close(),
-      this.#connection.owned ? closeClient(this.#connection.redis) : undefined,
-    ]);
-    this.#deadlines?.close();
+  #freeConnections(): Promise<void> {
+    return closeLockConnection(this.#opened);
   }
 }

@@ -32,25 +32,17 @@ import {
   type TryAcquireOptions,
 } from '@fencekit/core';
 import { CANCEL_TIMEOUT_MS } from './bounds.js';
-import { DEFAULT_COMMAND_TIMEOUT_MS } from './connection.js';
-import { neverConnectedReason, trackConnectionState } from './connection-state.js';
-import {
-  closeClient,
-  duplicateClient,
-  hasCommandTimeout,
-  type OpenedClient,
-  openClient,
-  type RedisClient,
-  type RedisDeployment,
-} from './deployment.js';
+import { neverConnectedReason } from './connection-state.js';
+import type { OpenedClient, RedisClient, RedisDeployment } from './deployment.js';
 import { classifyFailure, errorMessage } from './failures.js';
-import { DEFAULT_KEY_PREFIX, resourceWakeChannel, wakeChannel } from './keys.js';
+import { DEFAULT_KEY_PREFIX } from './keys.js';
+import { closeLockConnection, type LockConnection, openLockConnection } from './lock-connection.js';
 import { newOwnerToken } from './owner.js';
 import { PermitLeaseOperations } from './permit-lease-operations.js';
 import { type PermitKeys, PermitNode, type PermitReply, permitKeys } from './permit-node.js';
-import { CommandDeadlines } from './script-call.js';
+import type { CommandDeadlines } from './script-call.js';
 import { STOP_GRACE_MS, Waiter, waitForGrant } from './waiter.js';
-import { WakeSubscriber } from './wake.js';
+import type { WakeSubscriber } from './wake.js';
 
 export interface RedisSharedLockClientOptions {
   /** As `RedisLockClient`'s: an ioredis instance or Cluster (left open), options, a URL, `{ cluster }`. */
@@ -94,7 +86,7 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
   readonly #waiterTtlMs: number;
   readonly #wake: WakeSubscriber;
   readonly #deadlines: CommandDeadlines | undefined;
-  readonly #untrackConnection: () => void;
+  readonly #opened: LockConnection;
   readonly #lifecycle = new ClientLifecycle<ManagedLease<bigint>>('RedisSharedLockClient');
   readonly #keys = new Map<string, PermitKeys>();
   readonly #forgetLease = (lease: ManagedLease<bigint>): void => this.#lifecycle.forget(lease);
@@ -109,20 +101,11 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
     }
     this.#waiterTtlMs = options.waiterTtlMs ?? 3_000;
     assertTtlMs('waiterTtlMs', this.#waiterTtlMs);
-    this.#connection = openClient(options.connection, { commandTimeout: undefined });
-    const redis = this.#connection.redis;
-    const bounded = hasCommandTimeout(redis);
-    this.#deadlines = bounded ? undefined : new CommandDeadlines(DEFAULT_COMMAND_TIMEOUT_MS);
-    this.#node = new PermitNode(redis, this.#deadlines);
-    this.#untrackConnection = trackConnectionState(redis);
-    const subscriberOptions = bounded ? {} : { commandTimeout: DEFAULT_COMMAND_TIMEOUT_MS };
-    const clientId = newOwnerToken();
-    const prefix = this.#prefix;
-    this.#wake = new WakeSubscriber(
-      wakeChannel(prefix, clientId),
-      () => duplicateClient(redis, subscriberOptions),
-      this.#connection.cluster ? (name) => resourceWakeChannel(prefix, name, clientId) : undefined,
-    );
+    this.#opened = openLockConnection(options.connection, this.#prefix);
+    this.#connection = this.#opened.connection;
+    this.#deadlines = this.#opened.deadlines;
+    this.#wake = this.#opened.wake;
+    this.#node = new PermitNode(this.#connection.redis, this.#deadlines);
   }
 
   /** The ioredis connection (or Cluster) commands go through. */
@@ -445,13 +428,8 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
     return classifyFailure(this.backend, name, 'acquire', error, neverConnected);
   }
 
-  async #freeConnections(): Promise<void> {
-    this.#untrackConnection();
-    await Promise.all([
-      this.#wake.close(),
-      this.#connection.owned ? closeClient(this.#connection.redis) : undefined,
-    ]);
-    this.#deadlines?.close();
+  #freeConnections(): Promise<void> {
+    return closeLockConnection(this.#opened);
   }
 }
 
