@@ -14,6 +14,7 @@ import { deleteWaiterKey } from './delete-waiter.js';
 import { driftMajority } from './drift-majority.js';
 import type { AimedFault } from './faults.js';
 import { observePhase } from './observation.js';
+import { requestMetOutage, type WatchedAnswer } from './outage-answer.js';
 import { quorumLoss } from './quorum-loss.js';
 import { pick } from './random.js';
 import { stallAcquire } from './stall-acquire.js';
@@ -171,7 +172,7 @@ async function flicker(
   let killedAt = 0;
   // The triggering request's own outcome (evidence only): the client's next event of that op.
   const watching = new AbortController();
-  let answer: Promise<{ event: UnindexedEvent; client: ClientHandle } | undefined> | undefined;
+  let answer: WatchedAnswer;
   const started = await aimedStart(
     context,
     { fault: 'flicker', node },
@@ -216,20 +217,12 @@ async function flicker(
     outageMs = ms(nowNs() - killedAt);
     return { outageMs, sessionMs: context.sessionMs, withinSession: outageMs < context.sessionMs };
   });
-  // Met the outage: answered after the kill, or still unanswered at the restart. An answer from before the kill
-  // (or the client's next invoke of the op: its answer came with the invoke, before the watch began) missed it.
-  const pending = Symbol('pending');
-  const answered = answer ? await Promise.race([answer, Promise.resolve(pending)]) : pending;
-  watching.abort();
-  const requestMetOutage =
-    answered === pending ||
-    answered === undefined ||
-    (answered.event.type !== 'invoke' && answered.event.time > killedAt);
+  const metOutage = await requestMetOutage(answer, watching, killedAt);
   const evidence = {
     ...started.result,
     outageMs,
     withinSession: outageMs < context.sessionMs,
-    requestMetOutage,
+    requestMetOutage: metOutage,
   };
   const observed = {
     started: await down,

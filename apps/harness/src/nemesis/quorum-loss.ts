@@ -1,14 +1,8 @@
 import { nowNs } from '../history/clock.js';
-import type { UnindexedEvent } from '../history/event.js';
 import { sleep } from '../workloads/util.js';
-import {
-  aimedStart,
-  type ClientHandle,
-  type FaultWindowSummary,
-  type NemesisContext,
-  nemesisOp,
-} from './context.js';
+import { aimedStart, type FaultWindowSummary, type NemesisContext, nemesisOp } from './context.js';
 import { observePhase } from './observation.js';
+import { requestMetOutage, type WatchedAnswer } from './outage-answer.js';
 
 /** The client ops whose invoke the quorum loss waits for: a lease or leadership given back. */
 const TRIGGERS: ReadonlySet<string> = new Set(['release', 'resign']);
@@ -45,7 +39,7 @@ export async function quorumLoss(context: NemesisContext, waitMs: number): Promi
   let killedAt = 0;
   // The triggering request's own outcome (evidence only): the client's next event of that op.
   const watching = new AbortController();
-  let answer: Promise<{ event: UnindexedEvent; client: ClientHandle } | undefined> | undefined;
+  let answer: WatchedAnswer;
   const started = await aimedStart(
     context,
     { fault: 'quorum-loss', nodes },
@@ -86,20 +80,13 @@ export async function quorumLoss(context: NemesisContext, waitMs: number): Promi
     outageMs = ms(nowNs() - killedAt);
     return { outageMs, sessionMs, beyondSession: outageMs > sessionMs };
   });
-  // Met the outage: answered after the kill, or still unanswered at the restart (see flicker in aimed.ts).
-  const pending = Symbol('pending');
-  const answered = answer ? await Promise.race([answer, Promise.resolve(pending)]) : pending;
-  watching.abort();
-  const requestMetOutage =
-    answered === pending ||
-    answered === undefined ||
-    (answered.event.type !== 'invoke' && answered.event.time > killedAt);
+  const metOutage = await requestMetOutage(answer, watching, killedAt);
   const evidence = {
     ...started.result,
     outageMs,
     sessionMs,
     beyondSession: outageMs > sessionMs,
-    requestMetOutage,
+    requestMetOutage: metOutage,
   };
   const observed = {
     started: await down,
