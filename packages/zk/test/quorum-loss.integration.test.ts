@@ -168,8 +168,12 @@ it('close() while background deletes wait for a stopped ensemble: bounded, and n
     `stopped ensemble: releases and resign ${failed.join(', ')}; close() after ${closes.join(', ')} ms`,
   );
   expect(failed).toEqual(['IndeterminateError', 'IndeterminateError', 'IndeterminateError']);
-  // An owned session's close ends its deletes at once; a shared one gives them one session timeout.
-  for (const ms of closes) expect(ms).toBeLessThan(sessionTimeoutMs + 1_000 + slackMs);
+  // The README's bounds for close(): T + 1 s with its own session (its close ends the deletes at once);
+  // 2 T on a shared one (a held lease's release, T, then T more for the background deletes). The shared
+  // client's release can still be running when close() starts (16.05 s in CI and when re-run), so 2 T is its bound.
+  const [ownedMs, sharedMs, electionMs] = closes as [number, number, number];
+  expect(ownedMs).toBeLessThan(sessionTimeoutMs + 1_000 + slackMs);
+  for (const ms of [sharedMs, electionMs]) expect(ms).toBeLessThan(2 * sessionTimeoutMs + slackMs);
   expect(await liveAfter(tracker, 200)).toEqual([]);
 }, 120_000);
 
