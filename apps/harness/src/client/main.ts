@@ -66,6 +66,7 @@ async function main(config: ClientConfig): Promise<void> {
     locks: backend.locks,
     elections: backend.elections,
     guardedWrite: backend.guardedWrite,
+    ...(backend.sends === undefined ? {} : { sends: backend.sends }),
     resource,
     recorder,
     stopping: stopping.signal,
