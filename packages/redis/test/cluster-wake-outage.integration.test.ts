@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Cluster, startCluster } from '@fencekit/cluster';
 import { LockTimeoutError } from '@fencekit/core';
-import { type Lease, RedisLockClient } from '@fencekit/redis';
+import { type Lease, RedisLockClient, RedisSharedLockClient } from '@fencekit/redis';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clusterConnection, providerFromEnv } from './support/deployments.js';
@@ -39,7 +39,7 @@ describe('redis-cluster: wake-ups unavailable after a failover', () => {
     await cluster?.close();
   }, 60_000);
 
-  it('an acquire settles within its bound and is handed the lock while its subscriber cannot connect', async () => {
+  it('an acquire (mutex, semaphore) settles within its bound and is handed the lock while its subscriber cannot connect', async () => {
     const deployment = cluster as Cluster;
     const [seedId, otherId] = await deployment.primaries();
     const seed = deployment.nodes.find((n) => n.id === seedId);
@@ -49,15 +49,20 @@ describe('redis-cluster: wake-ups unavailable after a failover', () => {
     const resource = await servedBy(other.endpoint);
     const everywhere = clusterConnection(deployment);
     const holder = new RedisLockClient({ connection: everywhere });
-    // The waiter's only startup node is the primary about to be killed.
-    const waiter = new RedisLockClient({
-      connection: { cluster: [hostPort(seed.endpoint)], options: everywhere.options },
-    });
+    // The waiters' only startup node is the primary about to be killed.
+    const seedOnly = { cluster: [hostPort(seed.endpoint)], options: everywhere.options };
+    const waiter = new RedisLockClient({ connection: seedOnly });
+    // The semaphores' waits go the same way (RedisSharedLockClient).
+    const sharedHolder = new RedisSharedLockClient({ connection: everywhere });
+    const sharedWaiter = new RedisSharedLockClient({ connection: seedOnly });
+    const permits = { permits: 1 };
     let lease: Lease<bigint> | undefined;
     try {
       lease = await holder.acquire(resource, { ttlMs: 30_000 });
-      // The waiter's command connection is up and knows every node before the failover.
+      const permit = await sharedHolder.semaphore(resource, permits).acquire({ ttlMs: 30_000 });
+      // The waiters' command connections are up and know every node before the failover.
       expect(await waiter.tryAcquire(resource, { ttlMs: 1_000 })).toBeNull();
+      expect(await sharedWaiter.semaphore(resource, permits).tryAcquire({ ttlMs: 1_000 })).toBeNull();
 
       const { from } = await deployment.faults.failover({ how: 'kill', node: seed.id });
       expect(from).toBe(seed.id);
@@ -77,6 +82,13 @@ describe('redis-cluster: wake-ups unavailable after a failover', () => {
       );
       expect(timedOut.settled, 'acquire still pending past its bound').toBe(true);
       expect(timedOut.error).toBeInstanceOf(LockTimeoutError);
+      const sharedTimedOut = await settledWithin(
+        sharedWaiter.semaphore(resource, permits).acquire({ ttlMs: 5_000, waitMs }),
+        boundMs(waitMs),
+      );
+      expect(sharedTimedOut.settled, 'semaphore acquire still pending past its bound').toBe(true);
+      expect(sharedTimedOut.error).toBeInstanceOf(LockTimeoutError);
+      await permit.release();
 
       // Released while the waiter waits: the release hands it the lock, and without a wake-up the waiter's
       // heartbeat (waiterTtlMs / 3 = 1 s) finds the grant, well within waitMs.
@@ -97,7 +109,7 @@ describe('redis-cluster: wake-ups unavailable after a failover', () => {
     } finally {
       await lease?.release().catch(() => undefined);
       await deployment.faults.heal();
-      await Promise.all([holder.close(), waiter.close()]);
+      await Promise.all([holder.close(), waiter.close(), sharedHolder.close(), sharedWaiter.close()]);
     }
   }, 240_000);
 });
