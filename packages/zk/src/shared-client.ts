@@ -1,0 +1,398 @@
+import {
+  type AcquireOptions,
+  assertResource,
+  BackendUnavailableError,
+  ClientClosedError,
+  freshLease,
+  type GrantedLease,
+  IndeterminateError,
+  isFencekitError,
+  LockAbortedError,
+  type LockCapabilities,
+  LockLostError,
+  LockTimeoutError,
+  type ManagedLease,
+  ManagedReadWriteLease,
+  ManagedSemaphoreLease,
+  monotonicNow,
+  normalizeAcquire,
+  normalizeSemaphore,
+  normalizeSemaphoreAcquire,
+  normalizeSemaphoreTryAcquire,
+  normalizeTryAcquire,
+  type ReadWriteLock,
+  type ReadWriteLockClient,
+  type ReadWriteMode,
+  type Semaphore,
+  type SemaphoreClient,
+  type SemaphoreOptions,
+  type TryAcquireOptions,
+} from '@fencekit/core';
+import { BackgroundWork } from './background.js';
+import { type ConnectOptions, openSession } from './connect.js';
+import { UNSURE } from './lock.js';
+import { queueOrder, segmentFor } from './paths.js';
+import { EntryGoneError, type QueueEntry, SequentialQueue } from './queue.js';
+import { assertSameLimit, awaitRoom } from './semaphore-room.js';
+import type { ZkSession } from './session.js';
+import { isWriter, permitsIn, READ_KIND, semaphoreKind, WRITE_KIND } from './shared-nodes.js';
+import { type Cancel, type WaitScope, WaitScopes } from './wait-scope.js';
+import { ZkCallError } from './zk-errors.js';
+
+type MakeLease<L> = (grant: GrantedLease<bigint>) => L;
+
+interface Held {
+  readonly lease: ManagedLease<bigint>;
+  readonly entry: QueueEntry;
+}
+
+/** How many queue kinds (semaphore sizes × requests) a client keeps a `SequentialQueue` for. */
+const QUEUE_CACHE_SIZE = 256;
+
+/**
+ * Fenced, fair semaphores and read-write locks on ZooKeeper, after Curator's recipes, on the same
+ * ephemeral-sequential queue engine as `ZkLockClient` (`SequentialQueue`).
+ *
+ * - Semaphore `name` (InterProcessSemaphoreV2's lease-node scheme, kept strictly FIFO): waiters queue
+ *   under `<root>/semaphores/<name>/queue/`, each watching only its predecessor; the head creates its
+ *   lease node under `…/leases/` and waits, watching that folder (nobody else does), until the lease
+ *   nodes ask for at most `permits`; then it leaves the queue and the next waiter becomes head. A large
+ *   request at the head is therefore never passed by smaller ones behind it. Fence = the lease node's
+ *   czxid: only the head creates lease nodes, so fences follow grant order.
+ * - Read-write lock `name` (InterProcessReadWriteLock): `read` and `write` entries in one queue under
+ *   `<root>/rwlocks/<name>/`. A writer holds the lock when its entry is the lowest and watches its
+ *   immediate predecessor; a reader holds it when no writer is queued before it and watches only the
+ *   last such writer. Fence = the entry's czxid: a writer's is above every grant before it, a reader's
+ *   above every writer before it.
+ * - Lifetime as the mutex's: a node lives as long as the session (a dead holder's permits come back
+ *   when its session expires); a lease is valid for `ttlMs` locally and never past what the session's
+ *   last answer vouches for; a lapsed or lost lease's node is deleted for the next waiter. Unlike the
+ *   mutex, a lease that ends unsure (connection suspended) is given up, not kept for a reclaim.
+ */
+export class ZkSharedLockClient implements SemaphoreClient<bigint>, ReadWriteLockClient<bigint> {
+  readonly backend = 'zookeeper';
+  readonly capabilities: LockCapabilities = { safeFences: true, fair: true, faultTolerant: true };
+  readonly session: ZkSession;
+  readonly #ownsSession: boolean;
+  readonly #root: string;
+  readonly #queues = new Map<string, SequentialQueue>();
+  readonly #held = new Map<string, Held>();
+  readonly #scopes = new WaitScopes();
+  readonly #abandons = new BackgroundWork();
+  readonly #offSession: () => void;
+  #closed = false;
+
+  constructor(options: ConnectOptions) {
+    const { session, owned, root } = openSession(options);
+    this.session = session;
+    this.#ownsSession = owned;
+    this.#root = root;
+    this.#offSession = session.on((event, generation) => {
+      if (event === 'suspended') {
+        const cause = new Error('connection to ZooKeeper suspended: the grant may or may not still stand');
+        for (const held of [...this.#held.values()]) held.lease.markLost(UNSURE, cause);
+      } else if (event === 'expired') {
+        for (const held of [...this.#held.values()]) {
+          if (held.entry.generation === generation) held.lease.markLost('ZooKeeper session expired');
+        }
+      }
+    });
+  }
+
+  semaphore(name: string, options: SemaphoreOptions): Semaphore<bigint> {
+    const checked = normalizeSemaphore(name, options);
+    const limit = checked.permits;
+    const folder = `${this.#root}/semaphores/${segmentFor(checked.name)}`;
+    const make =
+      (permits: number): MakeLease<ManagedSemaphoreLease<bigint>> =>
+      (grant) =>
+        new ManagedSemaphoreLease(grant, permits);
+    return {
+      name: checked.name,
+      permits: limit,
+      acquire: async (acquireOptions) => {
+        const request = normalizeSemaphoreAcquire(checked.name, limit, acquireOptions);
+        const queue = this.#queueOf(semaphoreKind(limit, request.permits));
+        return this.#waiting(checked.name, request, async (scope) => {
+          let waiting: QueueEntry | undefined;
+          let leased: QueueEntry | undefined;
+          try {
+            const joined = await queue.join(`${folder}/queue`, null, scope.signal);
+            waiting = joined.entry;
+            assertSameLimit(checked.name, limit, joined.order);
+            await queue.awaitHead(waiting, joined, scope.signal);
+            const room = await queue.join(`${folder}/leases`, null, scope.signal);
+            leased = room.entry;
+            const fence = await awaitRoom(
+              this.session,
+              checked.name,
+              limit,
+              leased,
+              room.order,
+              scope.signal,
+            );
+            const lease = this.#grant(
+              checked.name,
+              queue,
+              leased,
+              fence,
+              request.ttlMs,
+              make(request.permits),
+            );
+            if (!lease) throw new EntryGoneError(leased, 'connection suspended at the grant');
+            return lease;
+          } finally {
+            // Granted or not, the queue entry has done its job: the next waiter's turn.
+            if (waiting) this.#abandon(queue, waiting);
+            if (leased && !this.#held.has(leased.path)) this.#abandon(queue, leased);
+          }
+        });
+      },
+      tryAcquire: async (tryOptions) => {
+        const request = normalizeSemaphoreTryAcquire(checked.name, limit, tryOptions);
+        const queue = this.#queueOf(semaphoreKind(limit, request.permits));
+        return this.#trying(checked.name, request, async (signal) => {
+          let waiting: QueueEntry | undefined;
+          let leased: QueueEntry | undefined;
+          try {
+            const joined = await queue.join(`${folder}/queue`, null, signal);
+            waiting = joined.entry;
+            const order = await this.#orderOf(joined.entry, joined.order, signal);
+            assertSameLimit(checked.name, limit, order);
+            if (order[0] !== waiting.name) return null;
+            const room = await queue.join(`${folder}/leases`, null, signal);
+            leased = room.entry;
+            const leases = await this.#orderOf(leased, room.order, signal);
+            assertSameLimit(checked.name, limit, leases);
+            if (permitsIn(leases) > limit) return null;
+            const fence = await awaitRoom(this.session, checked.name, limit, leased, leases, signal);
+            return this.#grant(checked.name, queue, leased, fence, request.ttlMs, make(request.permits));
+          } finally {
+            if (waiting) this.#abandon(queue, waiting);
+            if (leased && !this.#held.has(leased.path)) this.#abandon(queue, leased);
+          }
+        });
+      },
+    };
+  }
+
+  readWriteLock(name: string): ReadWriteLock<bigint> {
+    assertResource(name);
+    const folder = `${this.#root}/rwlocks/${segmentFor(name)}`;
+    const make =
+      (mode: ReadWriteMode): MakeLease<ManagedReadWriteLease<bigint>> =>
+      (grant) =>
+        new ManagedReadWriteLease(grant, mode);
+    const acquire = async (mode: ReadWriteMode, options: AcquireOptions) => {
+      const request = normalizeAcquire(name, options);
+      const queue = this.#queueOf(mode === 'read' ? READ_KIND : WRITE_KIND);
+      return this.#waiting(name, request, async (scope) => {
+        let entry: QueueEntry | undefined;
+        try {
+          const joined = await queue.join(folder, null, scope.signal);
+          entry = joined.entry;
+          const { czxid } =
+            mode === 'write'
+              ? await queue.awaitHead(entry, joined, scope.signal)
+              : await queue.awaitClear(entry, joined, scope.signal, isWriter);
+          const lease = this.#grant(name, queue, entry, czxid, request.ttlMs, make(mode));
+          if (!lease) throw new EntryGoneError(entry, 'connection suspended at the grant');
+          return lease;
+        } finally {
+          if (entry && !this.#held.has(entry.path)) this.#abandon(queue, entry);
+        }
+      });
+    };
+    const tryAcquire = async (mode: ReadWriteMode, options: TryAcquireOptions) => {
+      const request = normalizeTryAcquire(name, options);
+      const queue = this.#queueOf(mode === 'read' ? READ_KIND : WRITE_KIND);
+      return this.#trying(name, request, async (signal) => {
+        let entry: QueueEntry | undefined;
+        try {
+          const joined = await queue.join(folder, null, signal);
+          entry = joined.entry;
+          const order = await this.#orderOf(entry, joined.order, signal);
+          const index = order.indexOf(entry.name);
+          if (index < 0) throw new EntryGoneError(entry, 'its node is gone');
+          const ahead = order.slice(0, index);
+          if (mode === 'write' ? ahead.length > 0 : ahead.some(isWriter)) return null;
+          // Nothing blocks it: this only reads the czxid if the create's reply did not carry it.
+          const { czxid } = await queue.awaitClear(entry, { entry, order }, signal, () => false);
+          return this.#grant(name, queue, entry, czxid, request.ttlMs, make(mode));
+        } finally {
+          if (entry && !this.#held.has(entry.path)) this.#abandon(queue, entry);
+        }
+      });
+    };
+    return {
+      name,
+      read: (options) => acquire('read', options),
+      write: (options) => acquire('write', options),
+      tryRead: (options) => tryAcquire('read', options),
+      tryWrite: (options) => tryAcquire('write', options),
+    };
+  }
+
+  /** Releases every lease still held, stops waiters with `ClientClosedError`, then ends the session. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#scopes.abortAll(new ClientClosedError('ZkSharedLockClient'));
+    await Promise.allSettled([...this.#held.values()].map((held) => held.lease.release()));
+    this.#offSession();
+    if (this.#ownsSession) await this.session.close();
+    await this.#abandons.finish(this.session.sessionTimeoutMs);
+  }
+
+  /** A blocking acquire: `attempt` runs again (a new entry) while its entry vanishes under it. */
+  async #waiting<L extends ManagedLease<bigint>>(
+    name: string,
+    request: { ttlMs: number; waitMs: number; signal: AbortSignal | undefined },
+    attempt: (scope: WaitScope) => Promise<L>,
+  ): Promise<L> {
+    this.#assertOpen();
+    const scope = this.#scopes.open(request.waitMs, request.signal);
+    try {
+      for (;;) {
+        try {
+          return await freshLease(await attempt(scope));
+        } catch (error) {
+          if (error instanceof EntryGoneError && !scope.signal.aborted) continue;
+          throw error;
+        }
+      }
+    } catch (error) {
+      throw this.#translate(error, name, request.waitMs, request.signal, scope.timedOut);
+    } finally {
+      scope.dispose();
+    }
+  }
+
+  /** One attempt, bounded by a session timeout (a suspended connection must not hold the caller). */
+  async #trying<L extends ManagedLease<bigint>>(
+    name: string,
+    request: { signal: AbortSignal | undefined },
+    attempt: (signal: Cancel) => Promise<L | null | undefined>,
+  ): Promise<L | null> {
+    this.#assertOpen();
+    const boundMs = this.session.sessionTimeoutMs;
+    const scope = this.#scopes.open(boundMs, request.signal);
+    try {
+      const lease = await attempt(scope.signal);
+      if (lease === undefined) {
+        throw new BackendUnavailableError('zookeeper', 'connection suspended while trying the grant');
+      }
+      return lease === null ? null : await freshLease(lease);
+    } catch (error) {
+      if (error instanceof EntryGoneError) return null;
+      throw this.#translate(error, name, boundMs, request.signal, scope.timedOut);
+    } finally {
+      scope.dispose();
+    }
+  }
+
+  /** The folder's entries in queue order: `known` from the create when it came with one, else listed. */
+  async #orderOf(entry: QueueEntry, known: string[], signal: Cancel): Promise<string[]> {
+    if (known.length > 0) return known;
+    return queueOrder((await this.session.children(entry.folder, undefined, { signal })).children);
+  }
+
+  #queueOf(kind: string): SequentialQueue {
+    let queue = this.#queues.get(kind);
+    if (queue === undefined) {
+      if (this.#queues.size >= QUEUE_CACHE_SIZE) this.#queues.clear();
+      queue = new SequentialQueue(this.session, kind);
+      this.#queues.set(kind, queue);
+    }
+    return queue;
+  }
+
+  #grant<L extends ManagedLease<bigint>>(
+    resource: string,
+    queue: SequentialQueue,
+    entry: QueueEntry,
+    fence: bigint,
+    ttlMs: number,
+    make: MakeLease<L>,
+  ): L | undefined {
+    // As the mutex: nothing is granted while the session is not vouched for (suspended, or stalled).
+    if (!this.session.connected || this.session.generation !== entry.generation) return undefined;
+    if (monotonicNow() >= this.session.aliveUntil(entry.generation)) return undefined;
+    let released = false;
+    const lease = make({
+      resource,
+      owner: entry.owner,
+      fence,
+      sentAt: monotonicNow(),
+      ttlMs,
+      validityCap: { until: () => this.session.aliveUntil(entry.generation), reason: UNSURE },
+      operations: {
+        extend: async (_ttlMs, options) => {
+          let exists: boolean;
+          try {
+            exists = (await this.session.exists(entry.path, undefined, { signal: options.signal })) !== null;
+          } catch (error) {
+            throw new IndeterminateError(resource, 'extend', { cause: error });
+          }
+          if (!exists || this.session.generation !== entry.generation) {
+            throw new LockLostError(resource, `node ${entry.path} no longer exists`);
+          }
+        },
+        release: async () => {
+          released = true;
+          let removed: boolean;
+          try {
+            removed = await queue.leave(entry);
+          } catch (error) {
+            this.#abandon(queue, entry);
+            throw new IndeterminateError(resource, 'release', { cause: error });
+          }
+          if (!removed && this.session.givenUp(entry.generation)) {
+            // The servers may keep the session this client gave up: withdraw the node through the new one.
+            this.#abandon(queue, entry);
+            throw new IndeterminateError(resource, 'release', {
+              cause: new Error(
+                `session of ${entry.path} given up unanswered: withdrawing it in the background`,
+              ),
+            });
+          }
+          // Already gone (expired lease, ended session): its permits are free already, nothing to do.
+        },
+      },
+      onEnd: (ended) => {
+        if (this.#held.get(entry.path)?.lease === ended) this.#held.delete(entry.path);
+        // Lapsed, lost or unsure: give the node up so the next waiter proceeds.
+        if (!released) this.#abandon(queue, entry);
+      },
+    });
+    this.#held.set(entry.path, { lease, entry });
+    return lease;
+  }
+
+  /** Deletes an entry in the background, through whatever session the client has (close() bounds it). */
+  #abandon(queue: SequentialQueue, entry: QueueEntry): void {
+    this.#abandons.start(queue.withdraw(entry, this.#abandons.signal), () => {
+      // Refused outright: the session is closing or closed, and the node with it.
+    });
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new ClientClosedError('ZkSharedLockClient');
+  }
+
+  #translate(
+    error: unknown,
+    resource: string,
+    waitMs: number,
+    signal: AbortSignal | undefined,
+    timedOut: boolean,
+  ): unknown {
+    if (isFencekitError(error)) return error;
+    if (this.#closed) return new ClientClosedError('ZkSharedLockClient');
+    if (timedOut) return new LockTimeoutError(resource, waitMs, { cause: error });
+    if (signal?.aborted) return new LockAbortedError(resource, { cause: signal.reason });
+    if (error instanceof ZkCallError)
+      return new BackendUnavailableError('zookeeper', error.message, { cause: error });
+    return error;
+  }
+}
