@@ -1,0 +1,40 @@
+import {
+  ManagedReadWriteLease,
+  type ReadWriteLease,
+  type ReadWriteMode,
+  type SemaphoreLease,
+} from '@fencekit/core';
+import { type EtcdGrant, EtcdLease } from './lease.js';
+
+/**
+ * A semaphore grant: an `EtcdLease` on the grant's lease key (`<prefix>/semaphores/<name>/leases/…`),
+ * `fence` its create revision. Lifetime, extend and release are the lock lease's.
+ */
+export class EtcdSemaphoreLease extends EtcdLease implements SemaphoreLease<bigint> {
+  constructor(
+    grant: EtcdGrant,
+    /** How many permits this grant holds. */
+    readonly permits: number,
+  ) {
+    super(grant);
+  }
+}
+
+/** A read-write lock grant: an `EtcdLease` on its lease key, plus its mode; no upgrade, no downgrade. */
+export class EtcdReadWriteLease extends EtcdLease implements ReadWriteLease<bigint> {
+  constructor(
+    grant: EtcdGrant,
+    readonly mode: ReadWriteMode,
+  ) {
+    super(grant);
+  }
+
+  // Core's refusals (they read only `resource` and `mode`), so every backend says the same thing.
+  upgrade(): Promise<never> {
+    return ManagedReadWriteLease.prototype.upgrade.call(this);
+  }
+
+  downgrade(): Promise<never> {
+    return ManagedReadWriteLease.prototype.downgrade.call(this);
+  }
+}
