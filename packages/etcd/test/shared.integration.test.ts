@@ -1,4 +1,4 @@
-import { EtcdSharedLockClient } from '@fencekit/etcd';
+import { EtcdSemaphoreLease, EtcdSharedLockClient } from '@fencekit/etcd';
 import { afterEach, describe, expect, it } from 'vitest';
 import { newClient, runPrefix, sharedHosts } from './support/clients.js';
 
@@ -64,6 +64,7 @@ describe('EtcdSharedLockClient on a real cluster', () => {
       .acquire({ ...long, permits: 2 });
     const waiting = client().semaphore(name, { permits: 2 }).acquire(long);
     await eventually(async () => (await keysUnder(`${base(name)}queue/`)).length === 1, 5_000, 'queued');
+    if (!(holder instanceof EtcdSemaphoreLease)) throw new Error('not an etcd semaphore lease');
     await revoke(holder.leaseId);
     const next = await waiting;
     expect(next.fence).toBeGreaterThan(holder.fence);

@@ -42,7 +42,7 @@ const rwlockFolder = (name: string) => `/fencekit/rwlocks/${segmentFor(name)}`;
 async function listing(path: string): Promise<string[]> {
   const admin = await connectRaw(servers, 10_000);
   try {
-    const children = await settle<string[]>((done) => admin.getChildren(path, done));
+    const children = await settle<string[]>((done) => admin.getChildren(path, undefined, done));
     return children.sort((x, y) => Number(x.slice(-10)) - Number(y.slice(-10)));
   } finally {
     await closeRaw(admin);
