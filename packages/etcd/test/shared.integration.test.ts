@@ -1,4 +1,4 @@
-import { EtcdSemaphoreLease, EtcdSharedLockClient } from '@fencekit/etcd';
+import { EtcdSemaphoreLease, EtcdSharedLockClient, guardedPut } from '@fencekit/etcd';
 import { afterEach, describe, expect, it } from 'vitest';
 import { newClient, runPrefix, sharedHosts } from './support/clients.js';
 
@@ -102,6 +102,16 @@ describe('EtcdSharedLockClient on a real cluster', () => {
     const late = await head;
     if (late && typeof late === 'object' && 'release' in late)
       await (late as { release(): Promise<void> }).release();
+  });
+
+  it('guardedPut works on a write lease: applied while held, refused by etcd once released', async () => {
+    const lock = client().readWriteLock(unique('guarded'));
+    const key = `${runPrefix}/data/${Math.random().toString(36).slice(2)}`;
+    const writer = await lock.write(long);
+    await guardedPut(writer, key, '41');
+    await writer.release();
+    const refused = await guardedPut(writer, key, '40').catch((error: unknown) => error);
+    expect((refused as { code?: string }).code).toBe('stale-fence');
   });
 
   it('close() of a waiter at the head (queue key and lease key both put) leaves no key behind', async () => {
