@@ -116,7 +116,7 @@ export async function enterRoom(
       }
       if (held <= room.limit) return ticket;
       if (!wait) {
-        withdrawLease(context, head, ticket);
+        await withdrawLease(context, head, ticket);
         return null;
       }
       await untilDeleteUnder(context, room.prefix, asOf, stop);
@@ -125,7 +125,7 @@ export async function enterRoom(
       asOf = now.asOf;
     }
   } catch (error) {
-    withdrawLease(context, head, ticket);
+    await withdrawLease(context, head, ticket);
     throw error;
   }
 }
@@ -150,7 +150,11 @@ async function readRoom(calls: EtcdCalls, ticket: Ticket): Promise<{ kvs: IKeyVa
   return { kvs: leaseKeys(response, 1), asOf: BigInt(response.header.revision) };
 }
 
-function withdrawLease(context: QueueContext, head: Granted, ticket: Ticket): void {
+/**
+ * Deletes a lease key that was not granted, before the caller returns (so that nobody's next attempt
+ * finds it still counted); without an answer, it retries in the background until its session ends.
+ */
+async function withdrawLease(context: QueueContext, head: Granted, ticket: Ticket): Promise<void> {
   const once = () =>
     context.etcd.kv
       .txn(
@@ -169,7 +173,12 @@ function withdrawLease(context: QueueContext, head: Granted, ticket: Ticket): vo
         callOptions(context.callTimeoutMs),
       )
       .then(() => undefined);
-  void context.track(withdrawInBackground(once, head.session, context.closing));
+  if (context.closing.aborted) return; // close() revokes the session, and the key with it
+  const answered = await once().then(
+    () => true,
+    () => false,
+  );
+  if (!answered) void context.track(withdrawInBackground(once, head.session, context.closing));
 }
 
 /**

@@ -143,8 +143,7 @@ export class ZkSharedLockClient implements SemaphoreClient<bigint>, ReadWriteLoc
             return lease;
           } finally {
             // Granted or not, the queue entry has done its job: the next waiter's turn.
-            if (waiting) this.#abandon(queue, waiting);
-            if (leased && !this.#held.has(leased.path)) this.#abandon(queue, leased);
+            await this.#giveUp(queue, waiting, leased);
           }
         });
       },
@@ -168,8 +167,7 @@ export class ZkSharedLockClient implements SemaphoreClient<bigint>, ReadWriteLoc
             const fence = await awaitRoom(this.session, checked.name, limit, leased, leases, signal);
             return this.#grant(checked.name, queue, leased, fence, request.ttlMs, make(request.permits));
           } finally {
-            if (waiting) this.#abandon(queue, waiting);
-            if (leased && !this.#held.has(leased.path)) this.#abandon(queue, leased);
+            await this.#giveUp(queue, waiting, leased);
           }
         });
       },
@@ -199,7 +197,7 @@ export class ZkSharedLockClient implements SemaphoreClient<bigint>, ReadWriteLoc
           if (!lease) throw new EntryGoneError(entry, 'connection suspended at the grant');
           return lease;
         } finally {
-          if (entry && !this.#held.has(entry.path)) this.#abandon(queue, entry);
+          await this.#giveUp(queue, entry);
         }
       });
     };
@@ -220,7 +218,7 @@ export class ZkSharedLockClient implements SemaphoreClient<bigint>, ReadWriteLoc
           const { czxid } = await queue.awaitClear(entry, { entry, order }, signal, () => false);
           return this.#grant(name, queue, entry, czxid, request.ttlMs, make(mode));
         } finally {
-          if (entry && !this.#held.has(entry.path)) this.#abandon(queue, entry);
+          await this.#giveUp(queue, entry);
         }
       });
     };
@@ -367,6 +365,35 @@ export class ZkSharedLockClient implements SemaphoreClient<bigint>, ReadWriteLoc
     });
     this.#held.set(entry.path, { lease, entry });
     return lease;
+  }
+
+  /**
+   * Deletes the entries an attempt no longer needs (any not granted; a granted semaphore's queue
+   * entry). Those an attempt gave up on are deleted before it returns, so that a caller's next call (or
+   * another client's) never finds them still queued; a granted semaphore's queue entry goes in the
+   * background (its successor is woken by the delete either way; this session's later requests are
+   * applied after it).
+   */
+  async #giveUp(queue: SequentialQueue, ...entries: (QueueEntry | undefined)[]): Promise<void> {
+    const granted = entries.some((entry) => entry !== undefined && this.#held.has(entry.path));
+    const left: Promise<void>[] = [];
+    for (const entry of entries) {
+      if (entry === undefined || this.#held.has(entry.path)) continue;
+      if (granted) {
+        this.#abandon(queue, entry);
+        continue;
+      }
+      left.push(
+        queue.leave(entry).then(
+          (removed) => {
+            // Not removed through a session given up meanwhile: the servers may keep it, withdraw it.
+            if (!removed && this.session.generation !== entry.generation) this.#abandon(queue, entry);
+          },
+          () => this.#abandon(queue, entry),
+        ),
+      );
+    }
+    await Promise.all(left);
   }
 
   /** Deletes an entry in the background, through whatever session the client has (close() bounds it). */
