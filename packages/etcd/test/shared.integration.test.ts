@@ -114,6 +114,29 @@ describe('EtcdSharedLockClient on a real cluster', () => {
     expect((refused as { code?: string }).code).toBe('stale-fence');
   });
 
+  it('a try that does not fit has taken its keys out by the time it answers null', async () => {
+    const name = unique('try-leaves');
+    const admin = newClient();
+    try {
+      const list = async (prefix: string) =>
+        (
+          await admin.etcd
+            .getAll()
+            .prefix(`${base(name)}${prefix}`)
+            .keys()
+        ).length;
+      const holder = await client().semaphore(name, { permits: 2 }).acquire(long);
+      const other = client().semaphore(name, { permits: 2 });
+      for (let round = 0; round < 5; round++) {
+        expect(await other.tryAcquire({ ttlMs: 10_000, permits: 2 })).toBeNull();
+        expect([await list('queue/'), await list('leases/')]).toEqual([0, 1]);
+      }
+      await holder.release();
+    } finally {
+      await admin.close();
+    }
+  });
+
   it('close() of a waiter at the head (queue key and lease key both put) leaves no key behind', async () => {
     const name = unique('close-head');
     const holder = await client().semaphore(name, { permits: 1 }).acquire(long);

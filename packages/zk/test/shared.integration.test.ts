@@ -214,6 +214,26 @@ describe('ZkSharedLockClient on a real ensemble', () => {
     expect(new Set(fences).size).toBe(4);
   });
 
+  it('a try that does not fit has deleted its nodes by the time it answers null', async () => {
+    const name = unique('try-leaves');
+    const folder = semaphoreFolder(name);
+    const admin = await connectRaw(servers, 10_000);
+    try {
+      const list = (path: string) => settle<string[]>((done) => admin.getChildren(path, undefined, done));
+      const holder = await client().semaphore(name, { permits: 2 }).acquire(long);
+      const other = client().semaphore(name, { permits: 2 });
+      for (let round = 0; round < 5; round++) {
+        expect(await other.tryAcquire({ ttlMs: 10_000, permits: 2 })).toBeNull();
+        expect([(await list(`${folder}/queue`)).length, (await list(`${folder}/leases`)).length]).toEqual([
+          0, 1,
+        ]);
+      }
+      await holder.release();
+    } finally {
+      await closeRaw(admin);
+    }
+  });
+
   it('close() of a waiter at the head (queue node and lease node both created) leaves no node behind', async () => {
     const name = unique('close-head');
     const folder = semaphoreFolder(name);
