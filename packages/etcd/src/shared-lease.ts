@@ -1,4 +1,5 @@
 import {
+  isFencekitError,
   ManagedReadWriteLease,
   type ReadWriteLease,
   type ReadWriteMode,
@@ -8,7 +9,8 @@ import { type EtcdGrant, EtcdLease } from './lease.js';
 
 /**
  * A semaphore grant: an `EtcdLease` on the grant's lease key (`<prefix>/semaphores/<name>/leases/…`),
- * `fence` its create revision. Lifetime, extend and release are the lock lease's.
+ * `fence` its create revision. Lifetime, extend and release are the lock lease's, except that releasing
+ * a grant that already lapsed resolves.
  */
 export class EtcdSemaphoreLease extends EtcdLease implements SemaphoreLease<bigint> {
   constructor(
@@ -17,6 +19,23 @@ export class EtcdSemaphoreLease extends EtcdLease implements SemaphoreLease<bigi
     readonly permits: number,
   ) {
     super(grant);
+  }
+
+  override release(): Promise<void> {
+    return releaseShared(super.release());
+  }
+}
+
+/**
+ * Core's contract for shared grants: releasing one that already lapsed resolves (there is nothing to
+ * give back). The lock lease reads "my key is gone and another key heads the queue" as
+ * `NotLockHolderError`; among the holders of a semaphore or a read lock another key is no news.
+ */
+async function releaseShared(releasing: Promise<void>): Promise<void> {
+  try {
+    await releasing;
+  } catch (error) {
+    if (!isFencekitError(error, 'not-holder')) throw error;
   }
 }
 
@@ -27,6 +46,10 @@ export class EtcdReadWriteLease extends EtcdLease implements ReadWriteLease<bigi
     readonly mode: ReadWriteMode,
   ) {
     super(grant);
+  }
+
+  override release(): Promise<void> {
+    return releaseShared(super.release());
   }
 
   // Core's refusals (they read only `resource` and `mode`), so every backend says the same thing.

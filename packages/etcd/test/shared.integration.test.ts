@@ -137,6 +137,20 @@ describe('EtcdSharedLockClient on a real cluster', () => {
     }
   });
 
+  it('releasing a lapsed grant resolves, and leaves the new holder alone', async () => {
+    const name = unique('lapsed');
+    const lapsing = new EtcdSharedLockClient({ hosts: sharedHosts(), prefix: runPrefix, keepAlive: false });
+    clients.push(lapsing);
+    // keepAlive: false: the grant ends 2 s (etcd's minimum TTL) after it, as nothing extends it.
+    const old = await lapsing.semaphore(name, { permits: 1 }).acquire({ ttlMs: 2_000, waitMs: 5_000 });
+    const next = await client().semaphore(name, { permits: 1 }).acquire(long);
+    expect(old.held).toBe(false);
+    await old.release();
+    expect(next.held).toBe(true);
+    expect(await client().semaphore(name, { permits: 1 }).tryAcquire({ ttlMs: 10_000 })).toBeNull();
+    await next.release();
+  });
+
   it('close() of a waiter at the head (queue key and lease key both put) leaves no key behind', async () => {
     const name = unique('close-head');
     const holder = await client().semaphore(name, { permits: 1 }).acquire(long);
