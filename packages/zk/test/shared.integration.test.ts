@@ -234,6 +234,17 @@ describe('ZkSharedLockClient on a real ensemble', () => {
     }
   });
 
+  it('releasing a lapsed grant resolves, and leaves the new holder alone', async () => {
+    const name = unique('lapsed');
+    const old = await client().semaphore(name, { permits: 1 }).acquire({ ttlMs: 500, waitMs: 5_000 });
+    const next = await client().semaphore(name, { permits: 1 }).acquire(long);
+    expect(old.held).toBe(false);
+    await old.release();
+    expect(next.held).toBe(true);
+    expect(await client().semaphore(name, { permits: 1 }).tryAcquire({ ttlMs: 10_000 })).toBeNull();
+    await next.release();
+  });
+
   it('close() of a waiter at the head (queue node and lease node both created) leaves no node behind', async () => {
     const name = unique('close-head');
     const folder = semaphoreFolder(name);
