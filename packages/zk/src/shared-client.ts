@@ -4,17 +4,13 @@ import {
   BackendUnavailableError,
   ClientClosedError,
   freshLease,
-  type GrantedLease,
-  IndeterminateError,
   isFencekitError,
   LockAbortedError,
   type LockCapabilities,
-  LockLostError,
   LockTimeoutError,
   type ManagedLease,
   ManagedReadWriteLease,
   ManagedSemaphoreLease,
-  monotonicNow,
   normalizeAcquire,
   normalizeSemaphore,
   normalizeSemaphoreAcquire,
@@ -28,23 +24,16 @@ import {
   type SemaphoreOptions,
   type TryAcquireOptions,
 } from '@fencekit/core';
-import { BackgroundWork } from './background.js';
 import { type ConnectOptions, openSession } from './connect.js';
 import { UNSURE } from './lock.js';
 import { queueOrder, segmentFor } from './paths.js';
 import { EntryGoneError, type QueueEntry, SequentialQueue } from './queue.js';
 import { assertSameLimit, awaitRoom } from './semaphore-room.js';
 import type { ZkSession } from './session.js';
+import { type MakeLease, SharedGrants } from './shared-grants.js';
 import { isWriter, permitsIn, READ_KIND, semaphoreKind, WRITE_KIND } from './shared-nodes.js';
 import { type Cancel, type WaitScope, WaitScopes } from './wait-scope.js';
 import { ZkCallError } from './zk-errors.js';
-
-type MakeLease<L> = (grant: GrantedLease<bigint>) => L;
-
-interface Held {
-  readonly lease: ManagedLease<bigint>;
-  readonly entry: QueueEntry;
-}
 
 /** How many queue kinds (semaphore sizes × requests) a client keeps a `SequentialQueue` for. */
 const QUEUE_CACHE_SIZE = 256;
@@ -76,9 +65,8 @@ export class ZkSharedLockClient implements SemaphoreClient<bigint>, ReadWriteLoc
   readonly #ownsSession: boolean;
   readonly #root: string;
   readonly #queues = new Map<string, SequentialQueue>();
-  readonly #held = new Map<string, Held>();
+  readonly #grants: SharedGrants;
   readonly #scopes = new WaitScopes();
-  readonly #abandons = new BackgroundWork();
   readonly #offSession: () => void;
   #closed = false;
 
@@ -87,14 +75,13 @@ export class ZkSharedLockClient implements SemaphoreClient<bigint>, ReadWriteLoc
     this.session = session;
     this.#ownsSession = owned;
     this.#root = root;
+    this.#grants = new SharedGrants(session);
     this.#offSession = session.on((event, generation) => {
       if (event === 'suspended') {
         const cause = new Error('connection to ZooKeeper suspended: the grant may or may not still stand');
-        for (const held of [...this.#held.values()]) held.lease.markLost(UNSURE, cause);
+        this.#grants.markLost(UNSURE, cause);
       } else if (event === 'expired') {
-        for (const held of [...this.#held.values()]) {
-          if (held.entry.generation === generation) held.lease.markLost('ZooKeeper session expired');
-        }
+        this.#grants.markLost('ZooKeeper session expired', undefined, generation);
       }
     });
   }
@@ -131,7 +118,7 @@ export class ZkSharedLockClient implements SemaphoreClient<bigint>, ReadWriteLoc
               room.order,
               scope.signal,
             );
-            const lease = this.#grant(
+            const lease = this.#grants.grant(
               checked.name,
               queue,
               leased,
@@ -143,7 +130,7 @@ export class ZkSharedLockClient implements SemaphoreClient<bigint>, ReadWriteLoc
             return lease;
           } finally {
             // Granted or not, the queue entry has done its job: the next waiter's turn.
-            await this.#giveUp(queue, waiting, leased);
+            await this.#grants.giveUp(queue, waiting, leased);
           }
         });
       },
@@ -165,9 +152,16 @@ export class ZkSharedLockClient implements SemaphoreClient<bigint>, ReadWriteLoc
             assertSameLimit(checked.name, limit, leases);
             if (permitsIn(leases) > limit) return null;
             const fence = await awaitRoom(this.session, checked.name, limit, leased, leases, signal);
-            return this.#grant(checked.name, queue, leased, fence, request.ttlMs, make(request.permits));
+            return this.#grants.grant(
+              checked.name,
+              queue,
+              leased,
+              fence,
+              request.ttlMs,
+              make(request.permits),
+            );
           } finally {
-            await this.#giveUp(queue, waiting, leased);
+            await this.#grants.giveUp(queue, waiting, leased);
           }
         });
       },
@@ -193,11 +187,11 @@ export class ZkSharedLockClient implements SemaphoreClient<bigint>, ReadWriteLoc
             mode === 'write'
               ? await queue.awaitHead(entry, joined, scope.signal)
               : await queue.awaitClear(entry, joined, scope.signal, isWriter);
-          const lease = this.#grant(name, queue, entry, czxid, request.ttlMs, make(mode));
+          const lease = this.#grants.grant(name, queue, entry, czxid, request.ttlMs, make(mode));
           if (!lease) throw new EntryGoneError(entry, 'connection suspended at the grant');
           return lease;
         } finally {
-          await this.#giveUp(queue, entry);
+          await this.#grants.giveUp(queue, entry);
         }
       });
     };
@@ -216,9 +210,9 @@ export class ZkSharedLockClient implements SemaphoreClient<bigint>, ReadWriteLoc
           if (mode === 'write' ? ahead.length > 0 : ahead.some(isWriter)) return null;
           // Nothing blocks it: this only reads the czxid if the create's reply did not carry it.
           const { czxid } = await queue.awaitClear(entry, { entry, order }, signal, () => false);
-          return this.#grant(name, queue, entry, czxid, request.ttlMs, make(mode));
+          return this.#grants.grant(name, queue, entry, czxid, request.ttlMs, make(mode));
         } finally {
-          await this.#giveUp(queue, entry);
+          await this.#grants.giveUp(queue, entry);
         }
       });
     };
@@ -236,10 +230,10 @@ export class ZkSharedLockClient implements SemaphoreClient<bigint>, ReadWriteLoc
     if (this.#closed) return;
     this.#closed = true;
     this.#scopes.abortAll(new ClientClosedError('ZkSharedLockClient'));
-    await Promise.allSettled([...this.#held.values()].map((held) => held.lease.release()));
+    await this.#grants.releaseAll();
     this.#offSession();
     if (this.#ownsSession) await this.session.close();
-    await this.#abandons.finish(this.session.sessionTimeoutMs);
+    await this.#grants.finish(this.session.sessionTimeoutMs);
   }
 
   /** A blocking acquire: `attempt` runs again (a new entry) while its entry vanishes under it. */
@@ -303,104 +297,6 @@ export class ZkSharedLockClient implements SemaphoreClient<bigint>, ReadWriteLoc
       this.#queues.set(kind, queue);
     }
     return queue;
-  }
-
-  #grant<L extends ManagedLease<bigint>>(
-    resource: string,
-    queue: SequentialQueue,
-    entry: QueueEntry,
-    fence: bigint,
-    ttlMs: number,
-    make: MakeLease<L>,
-  ): L | undefined {
-    // As the mutex: nothing is granted while the session is not vouched for (suspended, or stalled).
-    if (!this.session.connected || this.session.generation !== entry.generation) return undefined;
-    if (monotonicNow() >= this.session.aliveUntil(entry.generation)) return undefined;
-    let released = false;
-    const lease = make({
-      resource,
-      owner: entry.owner,
-      fence,
-      sentAt: monotonicNow(),
-      ttlMs,
-      validityCap: { until: () => this.session.aliveUntil(entry.generation), reason: UNSURE },
-      operations: {
-        extend: async (_ttlMs, options) => {
-          let exists: boolean;
-          try {
-            exists = (await this.session.exists(entry.path, undefined, { signal: options.signal })) !== null;
-          } catch (error) {
-            throw new IndeterminateError(resource, 'extend', { cause: error });
-          }
-          if (!exists || this.session.generation !== entry.generation) {
-            throw new LockLostError(resource, `node ${entry.path} no longer exists`);
-          }
-        },
-        release: async () => {
-          released = true;
-          let removed: boolean;
-          try {
-            removed = await queue.leave(entry);
-          } catch (error) {
-            this.#abandon(queue, entry);
-            throw new IndeterminateError(resource, 'release', { cause: error });
-          }
-          if (!removed && this.session.givenUp(entry.generation)) {
-            // The servers may keep the session this client gave up: withdraw the node through the new one.
-            this.#abandon(queue, entry);
-            throw new IndeterminateError(resource, 'release', {
-              cause: new Error(
-                `session of ${entry.path} given up unanswered: withdrawing it in the background`,
-              ),
-            });
-          }
-          // Already gone (expired lease, ended session): its permits are free already, nothing to do.
-        },
-      },
-      onEnd: (ended) => {
-        if (this.#held.get(entry.path)?.lease === ended) this.#held.delete(entry.path);
-        // Lapsed, lost or unsure: give the node up so the next waiter proceeds.
-        if (!released) this.#abandon(queue, entry);
-      },
-    });
-    this.#held.set(entry.path, { lease, entry });
-    return lease;
-  }
-
-  /**
-   * Deletes the entries an attempt no longer needs (any not granted; a granted semaphore's queue
-   * entry). Those an attempt gave up on are deleted before it returns, so that a caller's next call (or
-   * another client's) never finds them still queued; a granted semaphore's queue entry goes in the
-   * background (its successor is woken by the delete either way; this session's later requests are
-   * applied after it).
-   */
-  async #giveUp(queue: SequentialQueue, ...entries: (QueueEntry | undefined)[]): Promise<void> {
-    const granted = entries.some((entry) => entry !== undefined && this.#held.has(entry.path));
-    const left: Promise<void>[] = [];
-    for (const entry of entries) {
-      if (entry === undefined || this.#held.has(entry.path)) continue;
-      if (granted) {
-        this.#abandon(queue, entry);
-        continue;
-      }
-      left.push(
-        queue.leave(entry).then(
-          (removed) => {
-            // Not removed through a session given up meanwhile: the servers may keep it, withdraw it.
-            if (!removed && this.session.generation !== entry.generation) this.#abandon(queue, entry);
-          },
-          () => this.#abandon(queue, entry),
-        ),
-      );
-    }
-    await Promise.all(left);
-  }
-
-  /** Deletes an entry in the background, through whatever session the client has (close() bounds it). */
-  #abandon(queue: SequentialQueue, entry: QueueEntry): void {
-    this.#abandons.start(queue.withdraw(entry, this.#abandons.signal), () => {
-      // Refused outright: the session is closing or closed, and the node with it.
-    });
   }
 
   #assertOpen(): void {
