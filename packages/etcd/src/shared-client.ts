@@ -195,8 +195,11 @@ export class EtcdSharedLockClient implements SemaphoreClient<bigint>, ReadWriteL
       });
       if (ticket === 'again') {
         await this.#leaveQueue(head, true);
-        if (left() > 0) continue;
-        throw new LockTimeoutError(request.name, request.waitMs);
+        // Its session ended at the head: queue again (at the back) within the wait, a bounded number
+        // of times (a try gets one attempt).
+        if (request.wait && left() <= 0) throw new LockTimeoutError(request.name, request.waitMs);
+        if (request.wait && grants < MAX_LAPSED_GRANTS) continue;
+        throw new LockLostError(request.name, 'the session ended while waiting for room');
       }
       if (ticket === null) {
         await this.#leaveQueue(head, true);
