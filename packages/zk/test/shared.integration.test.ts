@@ -1,4 +1,7 @@
 /// <reference path="../src/node-zookeeper-client.d.ts" />
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
 import { injectCluster } from '@fencekit/cluster/vitest';
 import { ZkSharedLockClient } from '@fencekit/zk';
 import zookeeper, { type Client, type ClientOptions, type Stat } from 'node-zookeeper-client';
@@ -99,6 +102,35 @@ async function expireOwnerOf(node: string): Promise<void> {
 const long = { ttlMs: 30_000, waitMs: 20_000 };
 
 describe('ZkSharedLockClient on a real ensemble', () => {
+  it('a SIGKILLed holder process gives its permits back when its session expires', async () => {
+    const name = unique('killed-holder');
+    const script = fileURLToPath(new URL('./fixtures/shared-holder.mjs', import.meta.url));
+    const child = spawn(
+      process.execPath,
+      [script, servers, name, '2', String(sessionTimeoutMs), String(followerLagMs)],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    try {
+      const [line] = (await once(child.stdout, 'data', { signal: AbortSignal.timeout(20_000) })) as [Buffer];
+      const heldFence = BigInt(line.toString().trim().split(' ')[1] ?? '');
+      // Bounded by four session timeouts: the permits come back when the dead holder's session expires.
+      const waiting = client()
+        .semaphore(name, { permits: 2 })
+        .acquire({ ttlMs: 10_000, waitMs: sessionTimeoutMs * 4, permits: 2 });
+      await eventually(
+        async () => (await listing(`${semaphoreFolder(name)}/queue`)).length === 1,
+        5_000,
+        'queued',
+      );
+      child.kill('SIGKILL');
+      const lease = await waiting;
+      expect(lease.fence).toBeGreaterThan(heldFence);
+      await lease.release();
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
   it('a holder whose session expires gives its permits to the waiter, and its lease says it is lost', async () => {
     const name = unique('expired-holder');
     const holder = await client()
