@@ -9,15 +9,23 @@
  * - holders: hash owner → "weight|fence", plus ':used' (units held) and ':limit'. Field names that
  *   start with ':' cannot be owner tokens (UUIDs).
  * - expiry: sorted set owner → expiry (server ms). holders and expiry live as long as their longest
- *   grant and are deleted when the last holder leaves.
+ *   grant and are deleted when the last holder leaves. A grant on the fast path (nobody held or
+ *   waited) writes no expiry entry: its holder is the only one, and holders' own key TTL is its
+ *   expiry; the first script that looks further (`purge`) writes the entry from that TTL.
  * - fence: the counter, INCR'd by every grant; never expires.
  * - queue: sorted set owner → ticket; waiters: hash owner → "deadline|weight|ttl|publish|channel"
  *   (publish 'p' PUBLISH, 's' SPUBLISH for Redis Cluster's sharded channels), plus ':limit'; tickets:
  *   the last ticket drawn. All three vanish once nobody waits.
  */
-const prelude = `
+const keyNames = `
 local holders, expiry, fence, queue, waiters, tickets = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+`;
 
+/**
+ * The helpers. Defining them is work on every call (Lua builds a closure per local function), so a
+ * script's fast path comes before them.
+ */
+const helpers = `
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -49,8 +57,20 @@ local function drop_holder(owner)
   return true
 end
 
+-- The fast path's sole holder has no expiry entry yet: its expiry is holders' key TTL.
+local function note_fast_holder(now)
+  if redis.call('EXISTS', expiry) == 1 then return end
+  local left = redis.call('PTTL', holders)
+  if left <= 0 then return end
+  for _, field in ipairs(redis.call('HKEYS', holders)) do
+    if string.sub(field, 1, 1) ~= ':' then redis.call('ZADD', expiry, now + left, field) end
+  end
+  if redis.call('EXISTS', expiry) == 1 then redis.call('PEXPIRE', expiry, left) end
+end
+
 -- Grants whose expiry has passed give their units back; with no holder left the records go.
 local function purge(now)
+  note_fast_holder(now)
   for _, owner in ipairs(redis.call('ZRANGEBYSCORE', expiry, '-inf', now)) do drop_holder(owner) end
   if redis.call('ZCARD', expiry) == 0 then redis.call('DEL', holders, expiry) end
 end
@@ -109,6 +129,8 @@ local function hand_off(now, limit, answered)
 end
 `;
 
+const prelude = `${keyNames}${helpers}`;
+
 /**
  * ARGV: owner, weight, limit, ttlMs, mode ('try' | 'wait'), waiterTtlMs, publish ('p' | 's'), channel.
  *
@@ -122,25 +144,24 @@ end
  * or dead head could change things; fenceSeen: the counter as this refusal saw it); {-1, limit} when
  * the name is in use with another limit (nothing changed).
  */
-export const permitAcquireScript = `${prelude}
+export const permitAcquireScript = `${keyNames}
 local owner, weight, limit, ttl, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), ARGV[5]
-local waiter_ttl = tonumber(ARGV[6])
 -- The common case first: nobody holds or waits, so there is no limit to compare, nothing to purge or
--- serve, and both records are created here (the weight is at most the limit: the client checks).
+-- serve (the weight is at most the limit: the client checks).
+-- The holder's expiry is holders' key TTL (no TIME, no expiry entry: see note_fast_holder).
 if redis.call('EXISTS', holders, queue) == 0 then
-  local t = redis.call('TIME')
   local counter = redis.call('INCR', fence)
   -- Lua numbers are doubles: past 2^53 the counter is read back as a string.
   local granted = counter < 9007199254740992 and string.format('%d', counter) or redis.call('GET', fence)
   redis.call('HSET', holders, owner, weight .. '|' .. granted, ':used', weight, ':limit', limit)
-  redis.call('ZADD', expiry, tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + ttl, owner)
   redis.call('PEXPIRE', holders, ttl)
-  redis.call('PEXPIRE', expiry, ttl)
   -- A bare integer (or the string past 2^53), not a table: a table is sent as a reply of deferred
   -- length, measurably slower on this hot path (as the mutex's fast path found).
   if counter < 9007199254740992 then return counter end
   return granted
 end
+${helpers}
+local waiter_ttl = tonumber(ARGV[6])
 local now = now_ms()
 -- Purged first: holders that lapsed no longer pin the limit they were granted under.
 purge(now)
