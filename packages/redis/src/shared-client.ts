@@ -41,7 +41,7 @@ import { newOwnerToken } from './owner.js';
 import { PermitLeaseOperations } from './permit-lease-operations.js';
 import { type PermitKeys, PermitNode, type PermitReply, permitKeys } from './permit-node.js';
 import type { CommandDeadlines } from './script-call.js';
-import { STOP_GRACE_MS, Waiter, waitForGrant } from './waiter.js';
+import { type AttemptOutcome, STOP_GRACE_MS, Waiter, waitForGrant } from './waiter.js';
 import type { WakeSubscriber } from './wake.js';
 
 export interface RedisSharedLockClientOptions {
@@ -219,6 +219,16 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
     const { signal } = request;
     if (signal?.aborted) throw new LockAbortedError(permit.name, { cause: signal.reason });
     const startedAt = monotonicNow();
+    if (
+      request.waitMs > 0 &&
+      signal === undefined &&
+      this.#wake.isReady(this.#wake.channelFor(permit.name))
+    ) {
+      // Subscribed already (this client has waited before): the first attempt queues at once when
+      // the units are taken, so a contended acquire is one script call before it parks, not a
+      // refused try and then a second call to queue. Granted at once, it is a lease as below.
+      return this.#lifecycle.track(this.#wait(permit, request, startedAt, make, true));
+    }
     // The uncontended case first: one script call, no subscription, no waiter.
     let lease: L | null;
     let waiting: Promise<L> | undefined;
@@ -228,7 +238,7 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
       lease = signal === undefined ? await first : await this.#unlessAborted(first, permit.name, signal);
       if (lease === null && request.waitMs > 0 && !signal?.aborted) {
         this.#lifecycle.assertOpen();
-        waiting = this.#lifecycle.track(this.#wait(permit, request, startedAt, make));
+        waiting = this.#lifecycle.track(this.#wait(permit, request, startedAt, make, false));
       }
     } finally {
       this.#lifecycle.done();
@@ -289,11 +299,17 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
     return this.#lease(permit, owner, { fence: reply.fence, sentAt }, make);
   }
 
+  /**
+   * Queues and parks until granted. `queueAtOnce`: no attempt was made yet and the caller has no
+   * signal; the first attempt is sent here, after the waiter listens (a grant's message may beat
+   * the reply), and a grant from it is returned as is.
+   */
   async #wait<L extends ManagedLease<bigint>>(
     permit: PermitRequest,
     request: { waitMs: number; signal: AbortSignal | undefined },
     startedAt: number,
     make: MakeLease<L>,
+    queueAtOnce: boolean,
   ): Promise<L> {
     const channel = this.#wake.channelFor(permit.name);
     const ready = this.#wake.ready(channel);
@@ -324,7 +340,34 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
       // saw (a late message about an older grant must not count from there).
       let queuedSince: number | undefined;
       let fenceSeen: bigint | undefined;
+      const attempt = async (): Promise<AttemptOutcome<Grant>> => {
+        const sentAt = monotonicNow();
+        let reply: PermitReply;
+        try {
+          reply = await this.#node.attempt(permit.keys, this.#attempt(permit, owner, 'wait', channel));
+        } catch (error) {
+          throw this.#failure(permit.name, error);
+        }
+        if (reply.kind === 'mismatch') throw mismatch(permit, reply.limit);
+        if (reply.kind === 'granted') return { grant: { fence: reply.fence, sentAt } };
+        queuedSince = sentAt;
+        fenceSeen = BigInt(reply.fenceSeen);
+        return { retryMs: reply.retryMs + 1 };
+      };
       try {
+        let initial: { retryMs: number } | undefined;
+        if (queueAtOnce) {
+          let first: AttemptOutcome<Grant>;
+          try {
+            first = await attempt();
+          } catch (error) {
+            // It may have queued us before failing: leave the queue (sent after it, so applied after).
+            this.#lifecycle.track(this.#cancel(permit, owner));
+            throw error;
+          }
+          if ('grant' in first) return await this.#lease(permit, owner, first.grant, make);
+          initial = first;
+        }
         const grant = await waitForGrant<Grant>({
           resource: permit.name,
           startedAt,
@@ -336,20 +379,8 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
           // One ordered connection: the cancel lands after the attempt in flight.
           attemptBoundMs: 0,
           waiter,
-          attempt: async () => {
-            const sentAt = monotonicNow();
-            let reply: PermitReply;
-            try {
-              reply = await this.#node.attempt(permit.keys, this.#attempt(permit, owner, 'wait', channel));
-            } catch (error) {
-              throw this.#failure(permit.name, error);
-            }
-            if (reply.kind === 'mismatch') throw mismatch(permit, reply.limit);
-            if (reply.kind === 'granted') return { grant: { fence: reply.fence, sentAt } };
-            queuedSince = sentAt;
-            fenceSeen = BigInt(reply.fenceSeen);
-            return { retryMs: reply.retryMs + 1 };
-          },
+          attempt,
+          initial,
           handedOver: () => {
             const fence = waiter.takeHandedFence();
             if (fence === undefined || queuedSince === undefined) return undefined;
