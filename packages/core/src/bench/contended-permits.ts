@@ -18,9 +18,10 @@ export interface ContendedPermitsResult {
   /** Every handoff measured, in ms, for callers that pool several rounds. */
   handoffs: number[];
   /**
-   * Grants that went to a client ahead of another that had asked before it and was still waiting:
-   * 0 for a strictly FIFO semaphore (up to the clients' own scheduling when several waiters are
-   * granted at once), most grants for one whose releasing holder takes a permit straight back.
+   * Grants that went to a client ahead of another that had asked before it and got its own grant
+   * more than one hold (`holdMs`) later: about 0 for a strictly FIFO semaphore (closer calls are the
+   * order in which one process happened to send and read them, not the semaphore's), most grants
+   * for one whose releasing holder takes a permit straight back.
    */
   overtakes: number;
   grantsPerClient: number[];
@@ -72,7 +73,7 @@ export async function measureContendedPermits(
   return {
     grantsPerSecond: (counted.length * 1000) / (end - start),
     ...handoffsOf(grants, end),
-    overtakes: overtakesOf(grants, end),
+    overtakes: overtakesOf(grants, end, options.holdMs),
     grantsPerClient,
     jain: jainIndex(grantsPerClient),
   };
@@ -108,15 +109,16 @@ function handoffsOf(
 }
 
 /**
- * Counted grants (before `end`) that came before the grant of a client that had asked earlier. All
- * grants are looked at: a client starved until the end is overtaken by every grant meanwhile.
+ * Counted grants (before `end`) that came more than `slackMs` before the grant of a client that had
+ * asked earlier. All grants are looked at: a client starved until the end is overtaken by every
+ * grant meanwhile.
  */
-function overtakesOf(grants: readonly Grant[], end: number): number {
+function overtakesOf(grants: readonly Grant[], end: number, slackMs: number): number {
   const byAsking = [...grants].sort((a, b) => a.askedAt - b.askedAt);
   let latestEarlier = Number.NEGATIVE_INFINITY;
   let overtakes = 0;
   for (const grant of byAsking) {
-    if (latestEarlier > grant.grantedAt && grant.grantedAt < end) overtakes += 1;
+    if (latestEarlier > grant.grantedAt + slackMs && grant.grantedAt < end) overtakes += 1;
     latestEarlier = Math.max(latestEarlier, grant.grantedAt);
   }
   return overtakes;
