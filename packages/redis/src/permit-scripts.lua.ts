@@ -76,9 +76,9 @@ local function purge(now)
 end
 
 local function grant(owner, weight, ttl, now, limit)
-  redis.call('INCR', fence)
-  -- GET, not INCR's reply: Lua numbers would lose digits past 2^53.
-  local granted = redis.call('GET', fence)
+  local counter = redis.call('INCR', fence)
+  -- Lua numbers are doubles: past 2^53 the counter is read back as a string.
+  local granted = counter < 9007199254740992 and string.format('%d', counter) or redis.call('GET', fence)
   redis.call('HSET', holders, owner, weight .. '|' .. granted, ':limit', limit)
   redis.call('HINCRBY', holders, ':used', weight)
   redis.call('ZADD', expiry, now + ttl, owner)
@@ -97,6 +97,8 @@ end
 -- waiter granted here learns it by "owner|fence" on its channel, except 'answered', whose own
 -- script call returns the grant.
 local function hand_off(now, limit, answered)
+  -- Units in use, read once and kept up to date here (grant adds to ':used' as well).
+  local in_use = used()
   for _ = 1, 1000 do
     local head = redis.call('ZRANGE', queue, 0, 0)[1]
     if not head then break end
@@ -110,9 +112,10 @@ local function hand_off(now, limit, answered)
       if tonumber(string.sub(entry, 1, s1 - 1)) > now then
         alive = true
         local weight = tonumber(string.sub(entry, s1 + 1, s2 - 1))
-        if used() + weight > limit then break end
+        if in_use + weight > limit then break end
         forget_waiter(head)
         local granted = grant(head, weight, tonumber(string.sub(entry, s2 + 1, s3 - 1)), now, limit)
+        in_use = in_use + weight
         if head ~= answered then
           local channel, message = string.sub(entry, s4 + 1), head .. '|' .. granted
           if string.sub(entry, s3 + 1, s4 - 1) == 's' then
@@ -189,9 +192,8 @@ if mode == 'wait' then
   redis.call('HSET', waiters, owner,
     (now + waiter_ttl) .. '|' .. weight .. '|' .. ttl .. '|' .. ARGV[7] .. '|' .. ARGV[8], ':limit', limit)
   for _, key in ipairs({queue, waiters, tickets}) do keep(key, 2 * waiter_ttl) end
-  hand_off(now, max, owner)
-  mine = redis.call('HGET', holders, owner)
-  if mine then return {1, fence_of(mine)} end
+  -- No second hand_off: the one above left the queue empty or its head not fitting (and the caller
+  -- was granted directly if it fitted with nobody queued), and joining at the tail changes neither.
 end
 local retry = waiter_ttl
 local soonest = redis.call('ZRANGE', expiry, 0, 0, 'WITHSCORES')[2]
@@ -222,7 +224,8 @@ purge(now)
 local result = drop_holder(owner) and 1 or 0
 if redis.call('ZCARD', expiry) == 0 then redis.call('DEL', holders, expiry) end
 if redis.call('EXISTS', queue) == 1 then
-  forget_waiter(owner)
+  -- A holder is never queued (every grant takes its owner out of the queue): only a cancel is.
+  if result == 0 then forget_waiter(owner) end
   hand_off(now, limit, nil)
 end
 return result

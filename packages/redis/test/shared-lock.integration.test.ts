@@ -143,6 +143,22 @@ describe('RedisSharedLockClient', () => {
     expect(held.held).toBe(false);
   });
 
+  it('keeps every digit of a fence past 2^53, on the fast path and when a release hands the permit over', async () => {
+    const key = name();
+    await connection().set(`fencekit:{${key}}:semaphore:fence`, '9007199254740993');
+    const semaphore = client().semaphore(key, { permits: 1 });
+    const held = await semaphore.acquire({ ttlMs: 30_000 });
+    expect(held.fence).toBe(9007199254740994n);
+    const waiting = client({ waiterTtlMs: 60_000 })
+      .semaphore(key, { permits: 1 })
+      .acquire({ ttlMs: 10_000, waitMs: 15_000 });
+    await untilQueued('semaphore', key, 1);
+    await held.release();
+    const handed = await waiting;
+    expect(handed.fence).toBe(9007199254740995n);
+    await handed.release();
+  });
+
   it("one writer's release hands the lock to every reader queued behind it at once", async () => {
     const key = name();
     const writer = await client().readWriteLock(key).write({ ttlMs: 30_000 });
