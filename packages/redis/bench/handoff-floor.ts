@@ -80,3 +80,34 @@ export const handoffFloor: SemaphoreContender = {
     };
   },
 };
+
+/**
+ * The bare message floor: one connection PUBLISHes, another (subscribed) receives, one message at
+ * a time, `count` times about `gapMs` apart; each sample is PUBLISH sent → message delivered to
+ * the subscriber's handler, ms. No script, no ring, nothing else in the process.
+ */
+export async function measurePublishFloor(endpoint: string, count: number, gapMs: number): Promise<number[]> {
+  const publisher = new Redis(`redis://${endpoint}`);
+  const subscriber = publisher.duplicate();
+  for (const connection of [publisher, subscriber]) connection.on('error', () => undefined);
+  const channel = `floor-ping-${randomUUID()}`;
+  let delivered: (() => void) | undefined;
+  subscriber.on('message', () => delivered?.());
+  try {
+    await subscriber.subscribe(channel);
+    const samples: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const arrived = new Promise<void>((resolve) => {
+        delivered = resolve;
+      });
+      const sentAt = performance.now();
+      void publisher.publish(channel, 'x');
+      await arrived;
+      samples.push(performance.now() - sentAt);
+      await new Promise((resolve) => setTimeout(resolve, gapMs));
+    }
+    return samples;
+  } finally {
+    await Promise.all([publisher.quit(), subscriber.quit()]);
+  }
+}

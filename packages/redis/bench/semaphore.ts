@@ -21,6 +21,7 @@ import {
   median,
   percentile,
 } from '@fencekit/core/bench';
+import { measurePublishFloor } from './handoff-floor.js';
 import { measureUncontended, type Uncontended } from './measure.js';
 import { type SemaphoreContender, semaphoreContenders } from './semaphore-contenders.js';
 
@@ -63,6 +64,9 @@ const closeOnSignal = (): void => {
 };
 process.once('SIGINT', closeOnSignal);
 process.once('SIGTERM', closeOnSignal);
+/** PUBLISH → delivery, every round, pooled: the least any wake-up by message takes here. */
+const publishFloor: number[] = [];
+const publishP99s: number[] = [];
 const runs = new Map<SemaphoreContender, Runs>(selected.map((c) => [c, { uncontended: [], contended: [] }]));
 // measure.ts' uncontended race takes contenders with the permit count already bound.
 const bound = selected.map((c) => ({
@@ -79,6 +83,9 @@ try {
       if (result !== undefined) runs.get(selected[i] as SemaphoreContender)?.uncontended.push(result);
     }
     process.stderr.write(`round ${round + 1}/${rounds}: uncontended done\n`);
+    const pings = await measurePublishFloor(endpoints[0] as string, 500, 1);
+    publishFloor.push(...pings);
+    publishP99s.push(percentile(pings, 0.99));
     const blocking = selected.filter((c) => c.blocking);
     for (let k = 0; k < blocking.length; k++) {
       const contender = blocking[(k + round) % blocking.length] as SemaphoreContender;
@@ -173,3 +180,8 @@ for (const c of selected.filter((x) => x.blocking)) {
     )} |`,
   );
 }
+console.log(
+  `\nBare PUBLISH → delivery on another connection (500 a round, ~1 ms apart, nothing else running): ` +
+    `p50 ${f(percentile(publishFloor, 0.5), 3)} ms, p99 ${f(percentile(publishFloor, 0.99), 3)} ms ` +
+    `(per-round p99 ${f(Math.min(...publishP99s), 3)}–${f(Math.max(...publishP99s), 3)} ms)`,
+);
