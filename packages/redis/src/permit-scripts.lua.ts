@@ -57,22 +57,32 @@ local function drop_holder(owner)
   return true
 end
 
--- The fast path's sole holder has no expiry entry yet: its expiry is holders' key TTL.
+-- The fast path's sole holder has no expiry entry yet: its expiry is holders' key TTL. Returns
+-- whether the expiry set exists now (a sorted set exists only while it has members).
 local function note_fast_holder(now)
-  if redis.call('EXISTS', expiry) == 1 then return end
+  if redis.call('EXISTS', expiry) == 1 then return true end
   local left = redis.call('PTTL', holders)
-  if left <= 0 then return end
+  if left <= 0 then return false end
+  local noted = false
   for _, field in ipairs(redis.call('HKEYS', holders)) do
-    if string.sub(field, 1, 1) ~= ':' then redis.call('ZADD', expiry, now + left, field) end
+    if string.sub(field, 1, 1) ~= ':' then
+      redis.call('ZADD', expiry, now + left, field)
+      noted = true
+    end
   end
-  if redis.call('EXISTS', expiry) == 1 then redis.call('PEXPIRE', expiry, left) end
+  if noted then redis.call('PEXPIRE', expiry, left) end
+  return noted
 end
 
 -- Grants whose expiry has passed give their units back; with no holder left the records go.
 local function purge(now)
-  note_fast_holder(now)
-  for _, owner in ipairs(redis.call('ZRANGEBYSCORE', expiry, '-inf', now)) do drop_holder(owner) end
-  if redis.call('ZCARD', expiry) == 0 then redis.call('DEL', holders, expiry) end
+  local tracked = note_fast_holder(now)
+  local lapsed = redis.call('ZRANGEBYSCORE', expiry, '-inf', now)
+  for _, owner in ipairs(lapsed) do drop_holder(owner) end
+  -- An expiry set that existed and lost nobody still has members: nothing to delete.
+  if (#lapsed > 0 or not tracked) and redis.call('ZCARD', expiry) == 0 then
+    redis.call('DEL', holders, expiry)
+  end
 end
 
 local function grant(owner, weight, ttl, now, limit)
@@ -92,16 +102,22 @@ local function forget_waiter(owner)
   redis.call('HDEL', waiters, owner)
 end
 
--- Serves the queue from its head while the head's weight fits: strict FIFO, nobody passes the head,
--- not even a request that would fit. Dead entries (deadline passed) are dropped on the way. Each
--- waiter granted here learns it by "owner|fence" on its channel, except 'answered', whose own
--- script call returns the grant.
+-- Serves the queue from its head while the head's weight fits: strict FIFO, nobody
+-- passes the head, not even a request that would fit. Dead entries (deadline passed) are dropped on
+-- the way. Each waiter granted here learns it by "owner|fence" on its channel, except 'answered',
+-- whose own script call returns the grant. Returns whether anybody still waits, and the live head
+-- it stopped at with its entry (nil if none).
 local function hand_off(now, limit, answered)
   -- Units in use, read once and kept up to date here (grant adds to ':used' as well).
   local in_use = used()
+  local changed = false
   for _ = 1, 1000 do
     local head = redis.call('ZRANGE', queue, 0, 0)[1]
-    if not head then break end
+    -- Empty (a cancel may have taken the last entry before the call): its records go below.
+    if not head then
+      changed = true
+      break
+    end
     local entry = redis.call('HGET', waiters, head)
     local alive = false
     if entry then
@@ -112,7 +128,8 @@ local function hand_off(now, limit, answered)
       if tonumber(string.sub(entry, 1, s1 - 1)) > now then
         alive = true
         local weight = tonumber(string.sub(entry, s1 + 1, s2 - 1))
-        if in_use + weight > limit then break end
+        if in_use + weight > limit then return true, head, entry end
+        changed = true
         forget_waiter(head)
         local granted = grant(head, weight, tonumber(string.sub(entry, s2 + 1, s3 - 1)), now, limit)
         in_use = in_use + weight
@@ -126,9 +143,17 @@ local function hand_off(now, limit, answered)
         end
       end
     end
-    if not alive then forget_waiter(head) end
+    if not alive then
+      changed = true
+      forget_waiter(head)
+    end
   end
-  if redis.call('ZCARD', queue) == 0 then redis.call('DEL', queue, waiters, tickets) end
+  -- Unchanged, the queue still has the head it stopped at.
+  if changed and redis.call('ZCARD', queue) == 0 then
+    redis.call('DEL', queue, waiters, tickets)
+    return false
+  end
+  return true
 end
 `;
 
@@ -173,7 +198,8 @@ if stored and stored ~= limit then return {-1, stored} end
 local max = tonumber(limit)
 -- Units freed by an expiry go to the queue first: nobody may pass a waiter by finding them first.
 -- That may grant the caller itself (a queued waiter), which this call then answers.
-if redis.call('EXISTS', queue) == 1 then hand_off(now, max, owner) end
+local queued, head, head_entry = false, nil, nil
+if redis.call('EXISTS', queue) == 1 then queued, head, head_entry = hand_off(now, max, owner) end
 local mine = redis.call('HGET', holders, owner)
 if mine then
   redis.call('ZADD', expiry, now + ttl, owner)
@@ -182,7 +208,7 @@ if mine then
   forget_waiter(owner)
   return {1, fence_of(mine)}
 end
-if redis.call('EXISTS', queue) == 0 and used() + weight <= max then
+if not queued and used() + weight <= max then
   return {1, grant(owner, weight, ttl, now, limit)}
 end
 if mode == 'wait' then
@@ -198,9 +224,11 @@ end
 local retry = waiter_ttl
 local soonest = redis.call('ZRANGE', expiry, 0, 0, 'WITHSCORES')[2]
 if soonest then retry = math.min(retry, tonumber(soonest) - now) end
-local head = redis.call('ZRANGE', queue, 0, 0)[1]
-local entry = head and redis.call('HGET', waiters, head)
-if entry then retry = math.min(retry, tonumber(string.sub(entry, 1, string.find(entry, '|', 1, true) - 1)) - now) end
+-- The head hand_off stopped at, unless it is the caller (its entry was just renewed for waiter_ttl);
+-- with none, the head is nobody or the caller, just queued.
+if head_entry and head ~= owner then
+  retry = math.min(retry, tonumber(string.sub(head_entry, 1, string.find(head_entry, '|', 1, true) - 1)) - now)
+end
 return {0, math.max(retry, 1), redis.call('GET', fence) or '0'}
 `;
 
