@@ -41,8 +41,7 @@ interface Grant {
  * per grant: the ring of `measureContended`, for N holders at a time.
  *
  * A handoff is timed from a release to the next grant of a client that was already waiting at that
- * release, each grant answering one release (releases taken in time order, each matched with the
- * earliest grant not yet matched). A release that found nobody waiting times nothing. So a
+ * release (issue #19's definition); a release that found nobody waiting times nothing. So a
  * semaphore that hands the freed permit to a waiter at once scores its wake-up path; one whose
  * releasing holder takes the permit straight back (a polling semaphore's waiters sleep, the holder
  * does not) scores the time until a waiting client finally gets one.
@@ -80,26 +79,27 @@ export async function measureContendedPermits(
 }
 
 /**
- * Releases before `end` are timed, against every grant: a client kept waiting past the end by
- * holders that took the permit back is timed until it got it.
+ * Each release before `end` is timed to the first grant after it to a client that was already
+ * waiting then, among all grants: a client kept waiting past the end by holders that took the
+ * permit back is timed until it got it. Releases are not paired one to one with grants: a pairing
+ * is a guess from outside, and one wrong guess (a permit that went to a newcomer while the queue
+ * was briefly empty) would shift every later pair by one grant.
  */
 function handoffsOf(
   grants: readonly Grant[],
   end: number,
 ): { handoffs: number[]; handoffP50Ms: number; handoffP99Ms: number } {
-  const counted = [...grants].sort((a, b) => a.grantedAt - b.grantedAt);
-  const releases = counted.map((g) => g.releasingAt).filter((t) => t < end);
+  const byGrant = [...grants].sort((a, b) => a.grantedAt - b.grantedAt);
+  const releases = byGrant.map((g) => g.releasingAt).filter((t) => t < end);
   releases.sort((a, b) => a - b);
-  const matched = new Uint8Array(counted.length);
   const handoffs: number[] = [];
   // The first grant after the current release: releases only move forward, so does this.
   let after = 0;
   for (const release of releases) {
-    while (after < counted.length && (counted[after] as Grant).grantedAt <= release) after++;
-    for (let i = after; i < counted.length; i++) {
-      const grant = counted[i] as Grant;
-      if (matched[i] === 0 && grant.askedAt <= release) {
-        matched[i] = 1;
+    while (after < byGrant.length && (byGrant[after] as Grant).grantedAt <= release) after++;
+    for (let i = after; i < byGrant.length; i++) {
+      const grant = byGrant[i] as Grant;
+      if (grant.askedAt <= release) {
         handoffs.push(grant.grantedAt - release);
         break;
       }
