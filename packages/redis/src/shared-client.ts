@@ -39,7 +39,14 @@ import { DEFAULT_KEY_PREFIX } from './keys.js';
 import { closeLockConnection, type LockConnection, openLockConnection } from './lock-connection.js';
 import { newOwnerToken } from './owner.js';
 import { PermitLeaseOperations } from './permit-lease-operations.js';
-import { type PermitKeys, PermitNode, type PermitReply, permitKeys } from './permit-node.js';
+import {
+  type PermitKeys,
+  PermitNode,
+  type PermitReply,
+  permitKeys,
+  permitReply,
+  type RawPermitReply,
+} from './permit-node.js';
 import type { CommandDeadlines } from './script-call.js';
 import { type AttemptOutcome, STOP_GRACE_MS, Waiter, waitForGrant } from './waiter.js';
 import type { WakeSubscriber } from './wake.js';
@@ -287,13 +294,19 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
   async #once<L extends ManagedLease<bigint>>(permit: PermitRequest, make: MakeLease<L>): Promise<L | null> {
     const owner = newOwnerToken();
     const sentAt = monotonicNow();
-    let reply: PermitReply;
+    let raw: RawPermitReply;
     try {
-      reply = await this.#node.attempt(permit.keys, this.#attempt(permit, owner, 'try', ''));
+      raw = await this.#node.attemptRaw(permit.keys, this.#attempt(permit, owner, 'try', ''));
     } catch (error) {
       this.#lifecycle.track(this.#cancel(permit, owner));
       throw this.#failure(permit.name, error);
     }
+    // The common case, with no reply object and no further promise: the fast path's grant (the
+    // fence alone), its validity not yet run out.
+    if (!Array.isArray(raw) && sentAt + permit.ttlMs > monotonicNow()) {
+      return this.#newLease(permit, owner, BigInt(raw), sentAt, make);
+    }
+    const reply = permitReply(raw);
     if (reply.kind === 'mismatch') throw mismatch(permit, reply.limit);
     if (reply.kind === 'refused') return null;
     return this.#lease(permit, owner, { fence: reply.fence, sentAt }, make);
@@ -426,6 +439,16 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
       await this.#cancel(permit, owner);
       throw new LockLostError(permit.name, 'the grant had expired by the time its answer arrived');
     }
+    return freshLease(this.#newLease(permit, owner, BigInt(grant.fence), grant.sentAt, make));
+  }
+
+  #newLease<L extends ManagedLease<bigint>>(
+    permit: PermitRequest,
+    owner: string,
+    fence: bigint,
+    sentAt: number,
+    make: MakeLease<L>,
+  ): L {
     const operations = new PermitLeaseOperations(
       this.backend,
       this.#node,
@@ -437,8 +460,8 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
     const lease = make({
       resource: permit.name,
       owner,
-      fence: BigInt(grant.fence),
-      sentAt: grant.sentAt,
+      fence,
+      sentAt,
       ttlMs: permit.ttlMs,
       operations,
       onEnd: this.#forgetLease,
@@ -446,7 +469,7 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
     });
     operations.lease = lease;
     this.#lifecycle.hold(lease);
-    return freshLease(lease);
+    return lease;
   }
 
   /** Leaves the queue and gives back a grant that may have raced with a failure or a stop. */
