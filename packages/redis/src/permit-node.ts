@@ -51,6 +51,16 @@ export interface PermitAttempt {
   readonly channel: string;
 }
 
+export type RawPermitReply = number | string | [number, string | number, string?];
+
+export function permitReply(reply: RawPermitReply): PermitReply {
+  // The fast path's grant is the fence alone (see the script).
+  if (!Array.isArray(reply)) return { kind: 'granted', fence: String(reply) };
+  if (reply[0] === 1) return { kind: 'granted', fence: String(reply[1]) };
+  if (reply[0] === -1) return { kind: 'mismatch', limit: String(reply[1]) };
+  return { kind: 'refused', retryMs: Number(reply[1]), fenceSeen: String(reply[2] ?? '0') };
+}
+
 const ACQUIRE = new LuaScript(permitAcquireScript, 6);
 const RELEASE = new LuaScript(permitReleaseScript, 6);
 const EXTEND = new LuaScript(permitExtendScript, 6);
@@ -63,8 +73,21 @@ export class PermitNode {
   ) {}
 
   async attempt(keys: PermitKeys, request: PermitAttempt): Promise<PermitReply> {
-    const reply = (await callScript(this.redis, this.deadlines, ACQUIRE, [
-      ...keyList(keys),
+    return permitReply(await this.attemptRaw(keys, request));
+  }
+
+  /**
+   * The acquire script's answer as sent: a number or string is the fast path's grant, the fence
+   * alone (see `permitReply`); callers on the hot path read that without building a reply.
+   */
+  attemptRaw(keys: PermitKeys, request: PermitAttempt): Promise<RawPermitReply> {
+    return callScript(this.redis, this.deadlines, ACQUIRE, [
+      keys.holders,
+      keys.expiry,
+      keys.fence,
+      keys.queue,
+      keys.waiters,
+      keys.tickets,
       request.owner,
       request.weight,
       String(request.limit),
@@ -73,17 +96,23 @@ export class PermitNode {
       request.waiterTtlMs,
       request.sharded ? 's' : 'p',
       request.channel,
-    ])) as number | string | [number, string | number, string?];
-    // The fast path's grant is the fence alone (see the script).
-    if (!Array.isArray(reply)) return { kind: 'granted', fence: String(reply) };
-    if (reply[0] === 1) return { kind: 'granted', fence: String(reply[1]) };
-    if (reply[0] === -1) return { kind: 'mismatch', limit: String(reply[1]) };
-    return { kind: 'refused', retryMs: Number(reply[1]), fenceSeen: String(reply[2] ?? '0') };
+    ]) as Promise<RawPermitReply>;
   }
 
   /** 1 released, 0 nothing held; also withdraws a queued waiter. */
   async release(keys: PermitKeys, owner: string, limit: number): Promise<number> {
-    return Number(await callScript(this.redis, this.deadlines, RELEASE, [...keyList(keys), owner, limit]));
+    return Number(
+      await callScript(this.redis, this.deadlines, RELEASE, [
+        keys.holders,
+        keys.expiry,
+        keys.fence,
+        keys.queue,
+        keys.waiters,
+        keys.tickets,
+        owner,
+        limit,
+      ]),
+    );
   }
 
   async extend(keys: PermitKeys, owner: string, ttlMs: number, limit: number): Promise<boolean> {

@@ -9,15 +9,23 @@
  * - holders: hash owner → "weight|fence", plus ':used' (units held) and ':limit'. Field names that
  *   start with ':' cannot be owner tokens (UUIDs).
  * - expiry: sorted set owner → expiry (server ms). holders and expiry live as long as their longest
- *   grant and are deleted when the last holder leaves.
+ *   grant and are deleted when the last holder leaves. A grant on the fast path (nobody held or
+ *   waited) writes no expiry entry: its holder is the only one, and holders' own key TTL is its
+ *   expiry; the first script that looks further (`purge`) writes the entry from that TTL.
  * - fence: the counter, INCR'd by every grant; never expires.
  * - queue: sorted set owner → ticket; waiters: hash owner → "deadline|weight|ttl|publish|channel"
  *   (publish 'p' PUBLISH, 's' SPUBLISH for Redis Cluster's sharded channels), plus ':limit'; tickets:
  *   the last ticket drawn. All three vanish once nobody waits.
  */
-const prelude = `
+const keyNames = `
 local holders, expiry, fence, queue, waiters, tickets = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+`;
 
+/**
+ * The helpers. Defining them is work on every call (Lua builds a closure per local function), so a
+ * script's fast path comes before them.
+ */
+const helpers = `
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -49,16 +57,38 @@ local function drop_holder(owner)
   return true
 end
 
+-- The fast path's sole holder has no expiry entry yet: its expiry is holders' key TTL. Returns
+-- whether the expiry set exists now (a sorted set exists only while it has members).
+local function note_fast_holder(now)
+  if redis.call('EXISTS', expiry) == 1 then return true end
+  local left = redis.call('PTTL', holders)
+  if left <= 0 then return false end
+  local noted = false
+  for _, field in ipairs(redis.call('HKEYS', holders)) do
+    if string.sub(field, 1, 1) ~= ':' then
+      redis.call('ZADD', expiry, now + left, field)
+      noted = true
+    end
+  end
+  if noted then redis.call('PEXPIRE', expiry, left) end
+  return noted
+end
+
 -- Grants whose expiry has passed give their units back; with no holder left the records go.
 local function purge(now)
-  for _, owner in ipairs(redis.call('ZRANGEBYSCORE', expiry, '-inf', now)) do drop_holder(owner) end
-  if redis.call('ZCARD', expiry) == 0 then redis.call('DEL', holders, expiry) end
+  local tracked = note_fast_holder(now)
+  local lapsed = redis.call('ZRANGEBYSCORE', expiry, '-inf', now)
+  for _, owner in ipairs(lapsed) do drop_holder(owner) end
+  -- An expiry set that existed and lost nobody still has members: nothing to delete.
+  if (#lapsed > 0 or not tracked) and redis.call('ZCARD', expiry) == 0 then
+    redis.call('DEL', holders, expiry)
+  end
 end
 
 local function grant(owner, weight, ttl, now, limit)
-  redis.call('INCR', fence)
-  -- GET, not INCR's reply: Lua numbers would lose digits past 2^53.
-  local granted = redis.call('GET', fence)
+  local counter = redis.call('INCR', fence)
+  -- Lua numbers are doubles: past 2^53 the counter is read back as a string.
+  local granted = counter < 9007199254740992 and string.format('%d', counter) or redis.call('GET', fence)
   redis.call('HSET', holders, owner, weight .. '|' .. granted, ':limit', limit)
   redis.call('HINCRBY', holders, ':used', weight)
   redis.call('ZADD', expiry, now + ttl, owner)
@@ -72,14 +102,22 @@ local function forget_waiter(owner)
   redis.call('HDEL', waiters, owner)
 end
 
--- Serves the queue from its head while the head's weight fits: strict FIFO, nobody passes the head,
--- not even a request that would fit. Dead entries (deadline passed) are dropped on the way. Each
--- waiter granted here learns it by "owner|fence" on its channel, except 'answered', whose own
--- script call returns the grant.
+-- Serves the queue from its head while the head's weight fits: strict FIFO, nobody
+-- passes the head, not even a request that would fit. Dead entries (deadline passed) are dropped on
+-- the way. Each waiter granted here learns it by "owner|fence" on its channel, except 'answered',
+-- whose own script call returns the grant. Returns whether anybody still waits, and the live head
+-- it stopped at with its entry (nil if none).
 local function hand_off(now, limit, answered)
+  -- Units in use, read once and kept up to date here (grant adds to ':used' as well).
+  local in_use = used()
+  local changed = false
   for _ = 1, 1000 do
     local head = redis.call('ZRANGE', queue, 0, 0)[1]
-    if not head then break end
+    -- Empty (a cancel may have taken the last entry before the call): its records go below.
+    if not head then
+      changed = true
+      break
+    end
     local entry = redis.call('HGET', waiters, head)
     local alive = false
     if entry then
@@ -90,9 +128,11 @@ local function hand_off(now, limit, answered)
       if tonumber(string.sub(entry, 1, s1 - 1)) > now then
         alive = true
         local weight = tonumber(string.sub(entry, s1 + 1, s2 - 1))
-        if used() + weight > limit then break end
+        if in_use + weight > limit then return true, head, entry end
+        changed = true
         forget_waiter(head)
         local granted = grant(head, weight, tonumber(string.sub(entry, s2 + 1, s3 - 1)), now, limit)
+        in_use = in_use + weight
         if head ~= answered then
           local channel, message = string.sub(entry, s4 + 1), head .. '|' .. granted
           if string.sub(entry, s3 + 1, s4 - 1) == 's' then
@@ -103,11 +143,21 @@ local function hand_off(now, limit, answered)
         end
       end
     end
-    if not alive then forget_waiter(head) end
+    if not alive then
+      changed = true
+      forget_waiter(head)
+    end
   end
-  if redis.call('ZCARD', queue) == 0 then redis.call('DEL', queue, waiters, tickets) end
+  -- Unchanged, the queue still has the head it stopped at.
+  if changed and redis.call('ZCARD', queue) == 0 then
+    redis.call('DEL', queue, waiters, tickets)
+    return false
+  end
+  return true
 end
 `;
+
+const prelude = `${keyNames}${helpers}`;
 
 /**
  * ARGV: owner, weight, limit, ttlMs, mode ('try' | 'wait'), waiterTtlMs, publish ('p' | 's'), channel.
@@ -122,25 +172,24 @@ end
  * or dead head could change things; fenceSeen: the counter as this refusal saw it); {-1, limit} when
  * the name is in use with another limit (nothing changed).
  */
-export const permitAcquireScript = `${prelude}
+export const permitAcquireScript = `${keyNames}
 local owner, weight, limit, ttl, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), ARGV[5]
-local waiter_ttl = tonumber(ARGV[6])
 -- The common case first: nobody holds or waits, so there is no limit to compare, nothing to purge or
--- serve, and both records are created here (the weight is at most the limit: the client checks).
+-- serve (the weight is at most the limit: the client checks).
+-- The holder's expiry is holders' key TTL (no TIME, no expiry entry: see note_fast_holder).
 if redis.call('EXISTS', holders, queue) == 0 then
-  local t = redis.call('TIME')
   local counter = redis.call('INCR', fence)
   -- Lua numbers are doubles: past 2^53 the counter is read back as a string.
   local granted = counter < 9007199254740992 and string.format('%d', counter) or redis.call('GET', fence)
   redis.call('HSET', holders, owner, weight .. '|' .. granted, ':used', weight, ':limit', limit)
-  redis.call('ZADD', expiry, tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + ttl, owner)
   redis.call('PEXPIRE', holders, ttl)
-  redis.call('PEXPIRE', expiry, ttl)
   -- A bare integer (or the string past 2^53), not a table: a table is sent as a reply of deferred
   -- length, measurably slower on this hot path (as the mutex's fast path found).
   if counter < 9007199254740992 then return counter end
   return granted
 end
+${helpers}
+local waiter_ttl = tonumber(ARGV[6])
 local now = now_ms()
 -- Purged first: holders that lapsed no longer pin the limit they were granted under.
 purge(now)
@@ -149,7 +198,8 @@ if stored and stored ~= limit then return {-1, stored} end
 local max = tonumber(limit)
 -- Units freed by an expiry go to the queue first: nobody may pass a waiter by finding them first.
 -- That may grant the caller itself (a queued waiter), which this call then answers.
-if redis.call('EXISTS', queue) == 1 then hand_off(now, max, owner) end
+local queued, head, head_entry = false, nil, nil
+if redis.call('EXISTS', queue) == 1 then queued, head, head_entry = hand_off(now, max, owner) end
 local mine = redis.call('HGET', holders, owner)
 if mine then
   redis.call('ZADD', expiry, now + ttl, owner)
@@ -158,7 +208,7 @@ if mine then
   forget_waiter(owner)
   return {1, fence_of(mine)}
 end
-if redis.call('EXISTS', queue) == 0 and used() + weight <= max then
+if not queued and used() + weight <= max then
   return {1, grant(owner, weight, ttl, now, limit)}
 end
 if mode == 'wait' then
@@ -168,16 +218,17 @@ if mode == 'wait' then
   redis.call('HSET', waiters, owner,
     (now + waiter_ttl) .. '|' .. weight .. '|' .. ttl .. '|' .. ARGV[7] .. '|' .. ARGV[8], ':limit', limit)
   for _, key in ipairs({queue, waiters, tickets}) do keep(key, 2 * waiter_ttl) end
-  hand_off(now, max, owner)
-  mine = redis.call('HGET', holders, owner)
-  if mine then return {1, fence_of(mine)} end
+  -- No second hand_off: the one above left the queue empty or its head not fitting (and the caller
+  -- was granted directly if it fitted with nobody queued), and joining at the tail changes neither.
 end
 local retry = waiter_ttl
 local soonest = redis.call('ZRANGE', expiry, 0, 0, 'WITHSCORES')[2]
 if soonest then retry = math.min(retry, tonumber(soonest) - now) end
-local head = redis.call('ZRANGE', queue, 0, 0)[1]
-local entry = head and redis.call('HGET', waiters, head)
-if entry then retry = math.min(retry, tonumber(string.sub(entry, 1, string.find(entry, '|', 1, true) - 1)) - now) end
+-- The head hand_off stopped at, unless it is the caller (its entry was just renewed for waiter_ttl);
+-- with none, the head is nobody or the caller, just queued.
+if head_entry and head ~= owner then
+  retry = math.min(retry, tonumber(string.sub(head_entry, 1, string.find(head_entry, '|', 1, true) - 1)) - now)
+end
 return {0, math.max(retry, 1), redis.call('GET', fence) or '0'}
 `;
 
@@ -201,7 +252,8 @@ purge(now)
 local result = drop_holder(owner) and 1 or 0
 if redis.call('ZCARD', expiry) == 0 then redis.call('DEL', holders, expiry) end
 if redis.call('EXISTS', queue) == 1 then
-  forget_waiter(owner)
+  -- A holder is never queued (every grant takes its owner out of the queue): only a cancel is.
+  if result == 0 then forget_waiter(owner) end
   hand_off(now, limit, nil)
 end
 return result

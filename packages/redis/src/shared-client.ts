@@ -38,9 +38,16 @@ import { DEFAULT_KEY_PREFIX } from './keys.js';
 import { closeLockConnection, type LockConnection, openLockConnection } from './lock-connection.js';
 import { newOwnerToken } from './owner.js';
 import { PermitLeaseOperations } from './permit-lease-operations.js';
-import { type PermitKeys, PermitNode, type PermitReply, permitKeys } from './permit-node.js';
+import {
+  type PermitKeys,
+  PermitNode,
+  type PermitReply,
+  permitKeys,
+  permitReply,
+  type RawPermitReply,
+} from './permit-node.js';
 import type { CommandDeadlines } from './script-call.js';
-import { STOP_GRACE_MS, Waiter, waitForGrant } from './waiter.js';
+import { type AttemptOutcome, STOP_GRACE_MS, Waiter, waitForGrant } from './waiter.js';
 import { awaitSubscription, type WakeSubscriber } from './wake.js';
 
 export interface RedisSharedLockClientOptions {
@@ -218,6 +225,16 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
     const { signal } = request;
     if (signal?.aborted) throw new LockAbortedError(permit.name, { cause: signal.reason });
     const startedAt = monotonicNow();
+    if (
+      request.waitMs > 0 &&
+      signal === undefined &&
+      this.#wake.isReady(this.#wake.channelFor(permit.name))
+    ) {
+      // Subscribed already (this client has waited before): the first attempt queues at once when
+      // the units are taken, so a contended acquire is one script call before it parks, not a
+      // refused try and then a second call to queue. Granted at once, it is a lease as below.
+      return this.#lifecycle.track(this.#wait(permit, request, startedAt, make, true));
+    }
     // The uncontended case first: one script call, no subscription, no waiter.
     let lease: L | null;
     let waiting: Promise<L> | undefined;
@@ -227,7 +244,7 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
       lease = signal === undefined ? await first : await this.#unlessAborted(first, permit.name, signal);
       if (lease === null && request.waitMs > 0 && !signal?.aborted) {
         this.#lifecycle.assertOpen();
-        waiting = this.#lifecycle.track(this.#wait(permit, request, startedAt, make));
+        waiting = this.#lifecycle.track(this.#wait(permit, request, startedAt, make, false));
       }
     } finally {
       this.#lifecycle.done();
@@ -276,23 +293,35 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
   async #once<L extends ManagedLease<bigint>>(permit: PermitRequest, make: MakeLease<L>): Promise<L | null> {
     const owner = newOwnerToken();
     const sentAt = monotonicNow();
-    let reply: PermitReply;
+    let raw: RawPermitReply;
     try {
-      reply = await this.#node.attempt(permit.keys, this.#attempt(permit, owner, 'try', ''));
+      raw = await this.#node.attemptRaw(permit.keys, this.#attempt(permit, owner, 'try', ''));
     } catch (error) {
       this.#lifecycle.track(this.#cancel(permit, owner));
       throw this.#failure(permit.name, error);
     }
+    // The common case, with no reply object and no further promise: the fast path's grant (the
+    // fence alone), its validity not yet run out.
+    if (!Array.isArray(raw) && sentAt + permit.ttlMs > monotonicNow()) {
+      return this.#newLease(permit, owner, BigInt(raw), sentAt, make);
+    }
+    const reply = permitReply(raw);
     if (reply.kind === 'mismatch') throw mismatch(permit, reply.limit);
     if (reply.kind === 'refused') return null;
     return this.#lease(permit, owner, { fence: reply.fence, sentAt }, make);
   }
 
+  /**
+   * Queues and parks until granted. `queueAtOnce`: no attempt was made yet and the caller has no
+   * signal; the first attempt is sent here, after the waiter listens (a grant's message may beat
+   * the reply), and a grant from it is returned as is.
+   */
   async #wait<L extends ManagedLease<bigint>>(
     permit: PermitRequest,
     request: { waitMs: number; signal: AbortSignal | undefined },
     startedAt: number,
     make: MakeLease<L>,
+    queueAtOnce: boolean,
   ): Promise<L> {
     const channel = this.#wake.channelFor(permit.name);
     const ready = this.#wake.ready(channel);
@@ -314,7 +343,34 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
       // saw (a late message about an older grant must not count from there).
       let queuedSince: number | undefined;
       let fenceSeen: bigint | undefined;
+      const attempt = async (): Promise<AttemptOutcome<Grant>> => {
+        const sentAt = monotonicNow();
+        let reply: PermitReply;
+        try {
+          reply = await this.#node.attempt(permit.keys, this.#attempt(permit, owner, 'wait', channel));
+        } catch (error) {
+          throw this.#failure(permit.name, error);
+        }
+        if (reply.kind === 'mismatch') throw mismatch(permit, reply.limit);
+        if (reply.kind === 'granted') return { grant: { fence: reply.fence, sentAt } };
+        queuedSince = sentAt;
+        fenceSeen = BigInt(reply.fenceSeen);
+        return { retryMs: reply.retryMs + 1 };
+      };
       try {
+        let initial: { retryMs: number } | undefined;
+        if (queueAtOnce) {
+          let first: AttemptOutcome<Grant>;
+          try {
+            first = await attempt();
+          } catch (error) {
+            // It may have queued us before failing: leave the queue (sent after it, so applied after).
+            this.#lifecycle.track(this.#cancel(permit, owner));
+            throw error;
+          }
+          if ('grant' in first) return await this.#lease(permit, owner, first.grant, make);
+          initial = first;
+        }
         const grant = await waitForGrant<Grant>({
           resource: permit.name,
           startedAt,
@@ -326,20 +382,8 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
           // One ordered connection: the cancel lands after the attempt in flight.
           attemptBoundMs: 0,
           waiter,
-          attempt: async () => {
-            const sentAt = monotonicNow();
-            let reply: PermitReply;
-            try {
-              reply = await this.#node.attempt(permit.keys, this.#attempt(permit, owner, 'wait', channel));
-            } catch (error) {
-              throw this.#failure(permit.name, error);
-            }
-            if (reply.kind === 'mismatch') throw mismatch(permit, reply.limit);
-            if (reply.kind === 'granted') return { grant: { fence: reply.fence, sentAt } };
-            queuedSince = sentAt;
-            fenceSeen = BigInt(reply.fenceSeen);
-            return { retryMs: reply.retryMs + 1 };
-          },
+          attempt,
+          initial,
           handedOver: () => {
             const fence = waiter.takeHandedFence();
             if (fence === undefined || queuedSince === undefined) return undefined;
@@ -385,6 +429,16 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
       await this.#cancel(permit, owner);
       throw new LockLostError(permit.name, 'the grant had expired by the time its answer arrived');
     }
+    return freshLease(this.#newLease(permit, owner, BigInt(grant.fence), grant.sentAt, make));
+  }
+
+  #newLease<L extends ManagedLease<bigint>>(
+    permit: PermitRequest,
+    owner: string,
+    fence: bigint,
+    sentAt: number,
+    make: MakeLease<L>,
+  ): L {
     const operations = new PermitLeaseOperations(
       this.backend,
       this.#node,
@@ -396,8 +450,8 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
     const lease = make({
       resource: permit.name,
       owner,
-      fence: BigInt(grant.fence),
-      sentAt: grant.sentAt,
+      fence,
+      sentAt,
       ttlMs: permit.ttlMs,
       operations,
       onEnd: this.#forgetLease,
@@ -405,7 +459,7 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
     });
     operations.lease = lease;
     this.#lifecycle.hold(lease);
-    return freshLease(lease);
+    return lease;
   }
 
   /** Leaves the queue and gives back a grant that may have raced with a failure or a stop. */

@@ -75,6 +75,12 @@ export interface WaitPlan<G> {
   readonly heartbeatMs: number;
   readonly waiter: Waiter;
   attempt(): Promise<AttemptOutcome<G>>;
+  /**
+   * The first attempt's refusal when the caller sent that attempt itself (already queued, its
+   * waiter already listening): the loop parks first instead of asking again. A stop that comes
+   * before then still cancels, since the queue entry exists.
+   */
+  readonly initial?: { readonly retryMs: number; readonly error?: unknown };
   /** A grant handed over while parked (checked after each wake-up), if the backend does that. */
   handedOver?(): G | undefined;
   /**
@@ -101,13 +107,16 @@ export interface WaitPlan<G> {
  * `LockAbortedError` on the caller's signal, `ClientClosedError` on close; every stop cancels first.
  */
 export async function waitForGrant<G>(plan: WaitPlan<G>): Promise<G> {
-  const { startedAt } = plan;
-  if (plan.signal?.aborted) throw new LockAbortedError(plan.resource, { cause: plan.signal.reason });
+  const { startedAt, initial } = plan;
+  // Queued already (initial): an abort must still cancel, so it goes through the loop's clean-up.
+  if (plan.signal?.aborted && initial === undefined) {
+    throw new LockAbortedError(plan.resource, { cause: plan.signal.reason });
+  }
   // Armed before the first attempt too: a server that stopped answering must not hold the caller
   // past its abort or `waitMs` for a whole request timeout (only the clean-up waits for that).
   const stop = new AbortController();
-  let lastError: unknown;
-  let retryMs = 0;
+  let lastError: unknown = initial?.error;
+  let retryMs = initial?.retryMs ?? 0;
   const onAbort = (): void => stop.abort(new LockAbortedError(plan.resource, { cause: plan.signal?.reason }));
   const onClose = (): void => stop.abort(new ClientClosedError(plan.clientName));
   const timer = setTimeout(
@@ -117,6 +126,7 @@ export async function waitForGrant<G>(plan: WaitPlan<G>): Promise<G> {
   plan.signal?.addEventListener('abort', onAbort);
   plan.closing.addEventListener('abort', onClose);
   if (plan.closing.aborted) onClose();
+  if (plan.signal?.aborted) onAbort();
   // The attempt in flight when a stop came: it is waited for before cancelling, or its later steps
   // (a Redlock round giving back its partial grants puts the waiter back in line) would land after
   // the cancel and leave a queue entry, or a grant handed to it, behind.
@@ -126,7 +136,7 @@ export async function waitForGrant<G>(plan: WaitPlan<G>): Promise<G> {
       ? lastError
       : stop.signal.reason;
   try {
-    for (let first = true; ; first = false) {
+    for (let first = initial === undefined; ; first = false) {
       if (!first) {
         await plan.waiter.sleep(Math.max(1, Math.min(retryMs, plan.heartbeatMs)), stop.signal);
         if (stop.signal.aborted) throw stopReason();

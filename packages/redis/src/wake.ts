@@ -51,6 +51,12 @@ export class WakeSubscriber {
     return this.#subscribing;
   }
 
+  /** Whether messages on `channel` are delivered now (no SUBSCRIBE to wait for). */
+  isReady(channel = this.channel): boolean {
+    if (this.shardChannel === undefined) return this.#subscribed;
+    return this.#shards.get(channel)?.subscribed === true;
+  }
+
   /** Routes wake-ups for `owner` to `wake` until `off(owner)`. */
   on(owner: string, wake: (handedFence: string | undefined) => void): void {
     this.#wakers.set(owner, wake);

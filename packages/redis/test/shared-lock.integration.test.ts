@@ -91,6 +91,74 @@ describe('RedisSharedLockClient', () => {
     await lease.release();
   });
 
+  it('a client that has waited before queues with its first script call when the permits are taken', async () => {
+    const key = name();
+    const holder = client();
+    const { client: waiterClient, scripts } = countedClient({ waiterTtlMs: 60_000 });
+    const semaphore = waiterClient.semaphore(key, { permits: 1 });
+    // A first wait subscribes the client for wake-ups.
+    const first = await holder.semaphore(key, { permits: 1 }).acquire({ ttlMs: 30_000 });
+    const firstWait = semaphore.acquire({ ttlMs: 10_000, waitMs: 15_000 });
+    await untilQueued('semaphore', key, 1);
+    await first.release();
+    await (await firstWait).release();
+    // Now: one script call queues it (not a refused try, then a second call to queue).
+    const held = await holder.semaphore(key, { permits: 1 }).acquire({ ttlMs: 30_000 });
+    const before = scripts();
+    const waiting = semaphore.acquire({ ttlMs: 10_000, waitMs: 15_000 });
+    await untilQueued('semaphore', key, 1);
+    expect(scripts() - before).toBe(1);
+    await held.release();
+    const lease = await waiting;
+    expect(scripts() - before).toBe(1);
+    expect(lease.fence).toBeGreaterThan(held.fence);
+    // And with the permits free, that one call is the grant.
+    await lease.release();
+    const again = await semaphore.acquire({ ttlMs: 10_000, waitMs: 15_000 });
+    expect(scripts() - before).toBe(3);
+    await again.release();
+  });
+
+  it('a client that has waited before, queued by its first call, leaves the queue at waitMs and on close', async () => {
+    const key = name();
+    const redis = connection();
+    const holder = client();
+    const waiterClient = client({ waiterTtlMs: 60_000 });
+    const semaphore = waiterClient.semaphore(key, { permits: 1 });
+    const first = await holder.semaphore(key, { permits: 1 }).acquire({ ttlMs: 30_000 });
+    const firstWait = semaphore.acquire({ ttlMs: 10_000, waitMs: 15_000 });
+    await untilQueued('semaphore', key, 1);
+    await first.release();
+    const held = await firstWait;
+    await expect(semaphore.acquire({ ttlMs: 10_000, waitMs: 200 })).rejects.toMatchObject({
+      code: 'timeout',
+    });
+    expect(await redis.zcard(`fencekit:{${key}}:semaphore:queue`)).toBe(0);
+    const waiting = semaphore.acquire({ ttlMs: 10_000, waitMs: 15_000 });
+    const settled = waiting.catch((error: unknown) => error);
+    await untilQueued('semaphore', key, 1);
+    await waiterClient.close();
+    expect(await settled).toMatchObject({ name: 'ClientClosedError' });
+    expect(await redis.zcard(`fencekit:{${key}}:semaphore:queue`)).toBe(0);
+    expect(held.held).toBe(false);
+  });
+
+  it('keeps every digit of a fence past 2^53, on the fast path and when a release hands the permit over', async () => {
+    const key = name();
+    await connection().set(`fencekit:{${key}}:semaphore:fence`, '9007199254740993');
+    const semaphore = client().semaphore(key, { permits: 1 });
+    const held = await semaphore.acquire({ ttlMs: 30_000 });
+    expect(held.fence).toBe(9007199254740994n);
+    const waiting = client({ waiterTtlMs: 60_000 })
+      .semaphore(key, { permits: 1 })
+      .acquire({ ttlMs: 10_000, waitMs: 15_000 });
+    await untilQueued('semaphore', key, 1);
+    await held.release();
+    const handed = await waiting;
+    expect(handed.fence).toBe(9007199254740995n);
+    await handed.release();
+  });
+
   it("one writer's release hands the lock to every reader queued behind it at once", async () => {
     const key = name();
     const writer = await client().readWriteLock(key).write({ ttlMs: 30_000 });

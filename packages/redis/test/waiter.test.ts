@@ -38,6 +38,52 @@ describe('waitForGrant', () => {
     await expect(granted).resolves.toBe('lease');
   });
 
+  it('with the first refusal given (initial), parks first: a grant handed over before any attempt is taken as is', async () => {
+    const waiter = new Waiter();
+    let attempts = 0;
+    // The message arrived before waitForGrant began (it may beat the first attempt's reply).
+    waiter.wake('9');
+    const granted = waitForGrant<string>(
+      plan({
+        waiter,
+        initial: { retryMs: 10_000 },
+        attempt: async () => {
+          attempts += 1;
+          return { retryMs: 10_000 };
+        },
+        handedOver: () => {
+          const fence = waiter.takeHandedFence();
+          return fence === undefined ? undefined : `fence ${fence}`;
+        },
+      }),
+    );
+    await expect(granted).resolves.toBe('fence 9');
+    expect(attempts).toBe(0);
+  });
+
+  it('with initial, an abort that came before it began still cancels the queue entry', async () => {
+    const abort = new AbortController();
+    abort.abort(new Error('caller gave up'));
+    let cancels = 0;
+    let attempts = 0;
+    const stopped = waitForGrant<string>(
+      plan({
+        signal: abort.signal,
+        initial: { retryMs: 10_000 },
+        attempt: async () => {
+          attempts += 1;
+          return { retryMs: 10_000 };
+        },
+        cancel: async () => {
+          cancels += 1;
+        },
+      }),
+    );
+    await expect(stopped).rejects.toBeInstanceOf(LockAbortedError);
+    expect(cancels).toBe(1);
+    expect(attempts).toBe(0);
+  });
+
   it('takes a grant handed over by a release without another attempt', async () => {
     const waiter = new Waiter();
     let attempts = 0;

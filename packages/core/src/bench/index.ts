@@ -10,6 +10,11 @@ export {
   type Unlock,
 } from './contended.js';
 export {
+  type ContendedPermitsOptions,
+  type ContendedPermitsResult,
+  measureContendedPermits,
+} from './contended-permits.js';
+export {
   type BenchCycle,
   type InterleavedOptions,
   type InterleavedResult,

@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import { RedisSharedLockClient } from '@fencekit/redis';
+import { Redis } from 'ioredis';
+import { Semaphore } from 'redis-semaphore';
+import { type Contender, contenders, type Locker } from './contenders.js';
+import { handoffFloor } from './handoff-floor.js';
+
+/**
+ * One semaphore library (or floor) in the issue #19 benchmark: `open` gives one client of a
+ * semaphore of `permits` on the first endpoint. To put another backend's semaphore beside these
+ * (ZooKeeper's or etcd's, from their own benches), give its `open` to core's
+ * `measureContendedPermits`: that ring is what the table's contended columns come from.
+ */
+export interface SemaphoreContender {
+  readonly name: string;
+  /** False for a floor, which has no way to wait for a permit. */
+  readonly blocking: boolean;
+  open(endpoints: readonly string[], permits: number): Locker;
+}
+
+const TTL_MS = 10_000;
+const WAIT_MS = 30_000;
+
+const url = (endpoint: string): string => `redis://${endpoint}`;
+
+function connect(endpoint: string): Redis {
+  const redis = new Redis(url(endpoint));
+  redis.on('error', () => undefined);
+  return redis;
+}
+
+/** The mutex floor of the other benchmark (SET NX PX + compare-and-delete), the permit count ignored. */
+const mutexFloor = contenders.find((c) => c.name.startsWith('raw')) as Contender;
+
+/**
+ * What any leased counting semaphore on one Redis must send: one script to acquire (drop lapsed
+ * holders, count, add self with its expiry) and one command to release (`ZREM`). No fence, no queue,
+ * no fairness, no validity check, no lease object: the least a semaphore with expiring grants can do.
+ */
+const acquireFloor = `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
+  redis.call('ZADD', KEYS[1], ARGV[4], ARGV[2])
+  redis.call('PEXPIRE', KEYS[1], ARGV[5])
+  return 1
+end
+return 0`;
+
+const semaphoreFloor: SemaphoreContender = {
+  name: 'raw semaphore floor: 1 EVALSHA + ZREM',
+  blocking: false,
+  open([endpoint], permits) {
+    const redis = connect(endpoint as string);
+    redis.defineCommand('benchAcquire', { numberOfKeys: 1, lua: acquireFloor });
+    const acquire = (
+      redis as unknown as {
+        benchAcquire(
+          key: string,
+          limit: number,
+          owner: string,
+          now: number,
+          until: number,
+          ttl: number,
+        ): Promise<number>;
+      }
+    ).benchAcquire.bind(redis);
+    return {
+      async lock(resource) {
+        const owner = randomUUID();
+        const now = Date.now();
+        if ((await acquire(resource, permits, owner, now, now + TTL_MS, TTL_MS)) !== 1) {
+          throw new Error(`raw semaphore floor: ${resource} is full`);
+        }
+        return async () => {
+          await redis.zrem(resource, owner);
+        };
+      },
+      async close() {
+        await redis.quit();
+      },
+    };
+  },
+};
+
+const fencekitSemaphore: SemaphoreContender = {
+  name: 'fencekit semaphore (RedisSharedLockClient)',
+  blocking: true,
+  open([endpoint], permits) {
+    const client = new RedisSharedLockClient({ connection: url(endpoint as string) });
+    return {
+      async lock(resource) {
+        const lease = await client
+          .semaphore(resource, { permits })
+          .acquire({ ttlMs: TTL_MS, waitMs: WAIT_MS });
+        return () => lease.release();
+      },
+      close: () => client.close(),
+    };
+  },
+};
+
+const redisSemaphore: SemaphoreContender = {
+  name: 'redis-semaphore 5.8.0 (Semaphore)',
+  blocking: true,
+  open([endpoint], permits) {
+    const client = connect(endpoint as string);
+    return {
+      async lock(resource) {
+        // Library defaults (retryInterval 10 ms); no auto-refresh, as with the others.
+        const semaphore = new Semaphore(client, resource, permits, {
+          lockTimeout: TTL_MS,
+          acquireTimeout: WAIT_MS,
+          refreshInterval: 0,
+        });
+        await semaphore.acquire();
+        return () => semaphore.release();
+      },
+      async close() {
+        await client.quit();
+      },
+    };
+  },
+};
+
+export const semaphoreContenders: readonly SemaphoreContender[] = [
+  { name: mutexFloor.name, blocking: false, open: (endpoints) => mutexFloor.open(endpoints) },
+  semaphoreFloor,
+  handoffFloor,
+  fencekitSemaphore,
+  redisSemaphore,
+];
