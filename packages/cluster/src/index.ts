@@ -29,6 +29,7 @@ export type {
   ClusterOptions,
   ClusterProvider,
   Direction,
+  FailoverLag,
   FailoverOptions,
   Faults,
   LatencyOptions,

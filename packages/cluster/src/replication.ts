@@ -113,6 +113,23 @@ export abstract class RedisReplication {
     );
   }
 
+  /**
+   * Each member's replication offset: a primary's `master_repl_offset`, a replica's `slave_repl_offset` (how much of
+   * its primary's stream it applied). Undefined for a member that did not answer.
+   */
+  async offsets(ids: readonly string[]): Promise<Record<string, number | undefined>> {
+    const read = await Promise.all(
+      ids.map(async (id) => {
+        const m = this.member(id);
+        const info = await redisInfo(m.host, m.port, 'replication', PROBE_MS).catch(() => undefined);
+        const field = info?.get('role') === 'slave' ? 'slave_repl_offset' : 'master_repl_offset';
+        const value = Number(info?.get(field));
+        return [id, info && Number.isFinite(value) ? value : undefined] as const;
+      }),
+    );
+    return Object.fromEntries(read);
+  }
+
   member(id: string): RedisMember {
     const found = this.members.find((m) => m.id === id);
     if (!found) throw new Error(`no Redis member ${id}`);

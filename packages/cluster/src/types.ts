@@ -148,15 +148,37 @@ export interface FailoverOptions {
    * primary alive and demoted. 'kill': the primary is SIGKILLed; the Sentinels (or the cluster's other primaries)
    * notice it down and promote a replica; `heal()` restarts it (empty: no persistence) and it rejoins as a replica.
    */
-  readonly how?: 'graceful' | 'kill';
+  /**
+   * 'lagged': the failover that loses writes, as replication lag makes it in production. The primary's replication
+   * links to its replicas are cut (the peer proxies / iptables hold the bytes, as a congested or lossy network
+   * does) while its clients still reach it, so for `lagMs` it acknowledges writes no replica has; then it is
+   * SIGKILLed and a replica, none of which saw those writes, is promoted (by the Sentinels, or by the cluster's
+   * automatic failover). `heal()` lets the links flow, restarts it and waits until it is a replica. Resolves, after
+   * the kill, with the lag it left (`PromotionFault.lag`).
+   */
+  readonly how?: 'graceful' | 'kill' | 'lagged';
   /** The primary to fail over (redis-cluster: which shard); default the current primary (of slot 0's shard). */
   readonly node?: string;
+  /** 'lagged' only: how long the primary takes writes its replicas never get, in ms (default 1000, at most 2000). */
+  readonly lagMs?: number;
+}
+
+/** What a 'lagged' failover left behind at the kill: how far each replica was behind the primary. */
+export interface FailoverLag {
+  /** How long the replication links were cut before the kill, as measured (ms). */
+  readonly windowMs: number;
+  /** The primary's `master_repl_offset` right before the kill (undefined: it did not answer). */
+  readonly primaryOffset: number | undefined;
+  /** Each replica's `slave_repl_offset` right before the kill (undefined: it did not answer). */
+  readonly replicaOffsets: Readonly<Record<string, number | undefined>>;
 }
 
 /** What a `failover` or `splitBrain` acted on. */
 export interface PromotionFault {
   /** The primary when the fault was applied: the node demoted, killed or isolated. */
   readonly from: string;
+  /** A 'lagged' failover: the replication lag at the kill, in bytes of the replication stream per replica. */
+  readonly lag?: FailoverLag;
 }
 
 /** What a client needs to reach a `redis-sentinel` deployment through its Sentinels. */

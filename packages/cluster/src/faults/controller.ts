@@ -5,6 +5,7 @@ import { validateToxic } from '../proxy/toxics.js';
 import type {
   ClockOptions,
   ClusterNode,
+  FailoverLag,
   FailoverOptions,
   Faults,
   LatencyOptions,
@@ -24,6 +25,12 @@ const SHIM_PICKUP_MS = 20;
 const PROMOTE_BOUND_MS = 15_000;
 /** How long a heal of replicated Redis waits for one primary per shard with its replicas linked. */
 const CONVERGE_BOUND_MS = 45_000;
+/**
+ * A 'lagged' failover's window: long enough for a busy primary to acknowledge writes no replica has, short enough
+ * (at most the cluster node timeout) that nothing but the cut replication links sees the primary gone before it dies.
+ */
+const DEFAULT_LAG_MS = 1000;
+const MAX_LAG_MS = 2000;
 
 /**
  * The nemesis, for either provider: checks each call, keeps track of what it broke (killed, paused, skewed) so
@@ -172,19 +179,33 @@ export class FaultController<N extends ClusterNode> implements Faults {
 
   /**
    * A replica of the primary `node` (default: the current one) is promoted: asked gracefully, or the primary is
-   * killed (then `heal()` restarts it). Resolves once the act is done; the promotion itself is `observe`d.
+   * killed (then `heal()` restarts it), or killed after its replicas lagged behind it (`how: 'lagged'`). Resolves
+   * once the act is done; the promotion itself is `observe`d.
    */
   async failover(options: FailoverOptions = {}): Promise<PromotionFault> {
     this.live();
     if (typeof options !== 'object' || options === null) {
-      throw new InvalidArgumentError('failover options', options, "{ how?: 'graceful' | 'kill', node? }");
+      throw new InvalidArgumentError(
+        'failover options',
+        options,
+        "{ how?: 'graceful' | 'kill' | 'lagged', node?, lagMs? }",
+      );
     }
     const how = options.how ?? 'graceful';
-    if (how !== 'graceful' && how !== 'kill') {
-      throw new InvalidArgumentError('failover.how', how, "'graceful' or 'kill'");
+    if (how !== 'graceful' && how !== 'kill' && how !== 'lagged') {
+      throw new InvalidArgumentError('failover.how', how, "'graceful', 'kill' or 'lagged'");
+    }
+    const lagMs = options.lagMs ?? DEFAULT_LAG_MS;
+    if (typeof lagMs !== 'number' || !Number.isFinite(lagMs) || lagMs <= 0 || lagMs > MAX_LAG_MS) {
+      throw new InvalidArgumentError(
+        'failover.lagMs',
+        lagMs,
+        `a positive number of ms, at most ${MAX_LAG_MS}`,
+      );
     }
     this.refuseUnsupported('failover');
     const from = await this.primary(options.node, 'failover.node');
+    if (how === 'lagged') return { from, lag: await this.laggedFailover(from, lagMs) };
     if (how === 'kill') {
       await this.kill(from);
       this.killedPrimaries.add(from);
@@ -192,6 +213,31 @@ export class FaultController<N extends ClusterNode> implements Faults {
       await this.cluster.replication!.promote(from, AbortSignal.timeout(PROMOTE_BOUND_MS));
     }
     return { from };
+  }
+
+  /**
+   * Replication lag, then the primary's death: its links to its replicas are cut (not the replicas stopped: bytes
+   * already sent to a SIGSTOPped replica wait in its socket buffer and are applied when it resumes, so nothing would
+   * be lost), it acknowledges writes for `lagMs` that reach no replica, and is SIGKILLed. Every replica of its shard
+   * is cut, so whichever one is promoted lacks those writes. The links stay cut until `heal()`, which waits for the
+   * promotion before it restarts the old primary: a promoted replica has dropped its old link by then.
+   */
+  private async laggedFailover(from: string, lagMs: number): Promise<FailoverLag> {
+    const replication = this.cluster.replication!;
+    const replicas = (this.shards.get(from) ?? [from]).filter((id) => id !== from);
+    if (replicas.length === 0) throw new Error(`${from} has no replica to promote: nothing to fail over`);
+    const started = performance.now();
+    await this.primitives.cutLinks(replicas.map((id) => [from, id] as const));
+    await sleep(lagMs);
+    const offsets = await replication.offsets([from, ...replicas]);
+    const windowMs = Math.round(performance.now() - started);
+    await this.kill(from);
+    this.killedPrimaries.add(from);
+    return {
+      windowMs,
+      primaryOffset: offsets[from],
+      replicaOffsets: Object.fromEntries(replicas.map((id) => [id, offsets[id]])),
+    };
   }
 
   /**

@@ -1,0 +1,150 @@
+import type { Cluster, ClusterNode } from '@fencekit/cluster';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeAndCheck, nodeClient, startReplicated, withNode } from './support/replicated.js';
+
+/**
+ * `failover({ how: 'lagged' })` on real servers: the primary acknowledges writes its replicas never get, then dies,
+ * and the replica promoted lacks them. On loopback a plain kill loses nothing (replication keeps up within a
+ * millisecond: see the kill tests in the topology suites), so this is the failover that shows what replication lag
+ * does to a lock in production.
+ */
+
+/**
+ * Writes `prefix-0`, `prefix-1`… to `node` one after another until `until` settles, and returns the keys the node
+ * acknowledged (the last ones may be answered by a dead node: those are not counted).
+ */
+async function writeUntil(node: ClusterNode, prefix: string, until: Promise<unknown>): Promise<string[]> {
+  let done = false;
+  // Settles either way without a rejection of its own: the caller awaits `until` and sees its error.
+  const settled = until.then(
+    () => {
+      done = true;
+    },
+    () => {
+      done = true;
+    },
+  );
+  const redis = nodeClient(node);
+  const acked: string[] = [];
+  try {
+    for (let i = 0; !done && i < 100_000; i++) {
+      const key = `${prefix}-${i}`;
+      const reply = await redis.set(key, 'acked').catch(() => undefined);
+      if (reply === 'OK') acked.push(key);
+      else await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  } finally {
+    redis.disconnect();
+  }
+  await settled;
+  return acked;
+}
+
+/** Which of `keys` `node` does not have (a replica is read with READONLY, for Redis Cluster). */
+async function missingOn(node: ClusterNode, keys: readonly string[]): Promise<string[]> {
+  return withNode(node, async (redis) => {
+    await redis.call('READONLY').catch(() => undefined); // a Sentinel-managed Redis has no cluster mode
+    const values = keys.length === 0 ? [] : await redis.mget(...keys);
+    return keys.filter((_k, i) => values[i] !== 'acked');
+  });
+}
+
+/** A hash tag every key shares, so on Redis Cluster they all live on slot 0's shard (n1, replica n4). */
+const SLOT0 = '{3560}'; // CLUSTER KEYSLOT {3560}x = 0
+
+describe('lagged failover (local)', () => {
+  describe('redis-cluster', () => {
+    let cluster: Cluster;
+    const node = (id: string) => cluster.nodes.find((n) => n.id === id)!;
+    beforeAll(async () => {
+      cluster = await startReplicated('redis-cluster', 'local');
+    });
+    afterAll(() => cluster?.close());
+
+    it('n1 acknowledges writes n4 never gets, is killed, and n4 is promoted without them; heal brings n1 back a replica', async () => {
+      const slot = await withNode(node('n1'), (redis) => redis.call('CLUSTER', 'KEYSLOT', `${SLOT0}x`));
+      expect(slot).toBe(0);
+      await withNode(node('n1'), (redis) => redis.set(`${SLOT0}before`, 'acked'));
+      // Replicated before the fault: what the promoted replica must still have.
+      for (let i = 0; i < 50 && (await missingOn(node('n4'), [`${SLOT0}before`])).length > 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+
+      const failover = cluster.faults.failover({ how: 'lagged', node: 'n1', lagMs: 1000 });
+      const acked = await writeUntil(node('n1'), `${SLOT0}during`, failover);
+      const { from, lag } = await failover;
+      expect(from).toBe('n1');
+      expect(lag?.windowMs).toBeGreaterThanOrEqual(1000);
+      // The primary's stream ran ahead of its replica's: bytes acknowledged to clients that n4 never applied.
+      expect(lag?.primaryOffset).toBeGreaterThan(lag?.replicaOffsets.n4 ?? Number.POSITIVE_INFINITY);
+
+      const started = await cluster.faults.observe({
+        fault: 'failover',
+        node: from,
+        phase: 'started',
+        timeoutMs: 30_000,
+      });
+      expect(started.seen, started.detail).toBe(true);
+      expect(started.detail).toMatch(/n4 promoted/);
+      expect(acked.length).toBeGreaterThan(0);
+      const lost = await missingOn(node('n4'), acked);
+      expect(lost.length, `acknowledged by n1: ${acked.length}, lost: ${lost.length}`).toBeGreaterThan(0);
+      expect(await missingOn(node('n4'), [`${SLOT0}before`])).toEqual([]);
+
+      await cluster.faults.heal();
+      const healed = await cluster.faults.observe({ fault: 'failover', node: from, phase: 'healed' });
+      expect(healed.seen, healed.detail).toBe(true);
+      expect(await cluster.primaries()).toEqual(['n2', 'n3', 'n4']);
+      // The restarted n1 resynced from n4: it does not bring the lost writes back.
+      expect((await missingOn(node('n1'), lost)).length).toBe(lost.length);
+    });
+
+    it('a lag window beyond 2 s is refused before anything is touched', async () => {
+      await expect(cluster.faults.failover({ how: 'lagged', lagMs: 5000 })).rejects.toThrow(
+        /failover\.lagMs/,
+      );
+    });
+
+    it('close() leaves no process, dir or listening socket', () => closeAndCheck(cluster));
+  });
+
+  describe('redis-sentinel', () => {
+    let cluster: Cluster;
+    const node = (id: string) => cluster.nodes.find((n) => n.id === id)!;
+    beforeAll(async () => {
+      cluster = await startReplicated('redis-sentinel', 'local');
+    });
+    afterAll(() => cluster?.close());
+
+    it('the primary acknowledges writes neither replica gets, is killed, and the Sentinels promote a replica without them', async () => {
+      const [primary] = await cluster.primaries();
+      expect(primary).toBe('n1');
+      const failover = cluster.faults.failover({ how: 'lagged', lagMs: 1000 });
+      const acked = await writeUntil(node('n1'), 'during', failover);
+      const { from, lag } = await failover;
+      expect(from).toBe('n1');
+      for (const replica of ['n2', 'n3']) {
+        expect(lag?.primaryOffset).toBeGreaterThan(lag?.replicaOffsets[replica] ?? Number.POSITIVE_INFINITY);
+      }
+      const started = await cluster.faults.observe({
+        fault: 'failover',
+        node: from,
+        phase: 'started',
+        timeoutMs: 30_000,
+      });
+      expect(started.seen, started.detail).toBe(true);
+      const [promoted] = await cluster.primaries();
+      expect(['n2', 'n3']).toContain(promoted);
+      expect(acked.length).toBeGreaterThan(0);
+      const lost = await missingOn(node(promoted!), acked);
+      expect(lost.length, `acknowledged by n1: ${acked.length}, lost: ${lost.length}`).toBeGreaterThan(0);
+
+      await cluster.faults.heal();
+      const healed = await cluster.faults.observe({ fault: 'failover', node: from, phase: 'healed' });
+      expect(healed.seen, healed.detail).toBe(true);
+    });
+
+    it('close() leaves no process (servers, Sentinels), dir or listening socket', () =>
+      closeAndCheck(cluster));
+  });
+});
