@@ -13,6 +13,7 @@ import {
 } from '../src/backends/redis-replicated.js';
 import type { Deployment } from '../src/backends/types.js';
 import { OptionsError, parseRunOptions } from '../src/index.js';
+import { startServerFault } from '../src/nemesis/faults.js';
 import { observePhase } from '../src/nemesis/observation.js';
 import { validateRun } from '../src/run/compatibility.js';
 import { suiteMatrix } from '../src/suite/matrix.js';
@@ -38,6 +39,8 @@ describe('replicated Redis backends (#17)', () => {
     ]) {
       expect(refusal(factory, 'failover,split-brain')).toBeUndefined();
       expect(refusal(factory, 'failover', false)).toBeUndefined();
+      expect(refusal(factory, 'failover-lagged,split-brain')).toBeUndefined();
+      expect(refusal(factory, 'failover-lagged', false)).toBeUndefined();
     }
     expect(parseRunOptions({ backend: 'redis-sentinel-epoch', workload: 'inventory' }).backend).toBe(
       'redis-sentinel-epoch',
@@ -45,7 +48,7 @@ describe('replicated Redis backends (#17)', () => {
   });
 
   it('a single Redis refuses the promotion faults, saying which it supports', () => {
-    for (const fault of ['failover', 'split-brain']) {
+    for (const fault of ['failover', 'failover-lagged', 'split-brain']) {
       const error = refusal(redisBackend, fault);
       expect(error).toBeInstanceOf(OptionsError);
       expect((error as Error).message).toMatch(
@@ -116,6 +119,36 @@ describe('replicated Redis backends (#17)', () => {
     expect(asked[1]).toMatchObject({ fault: 'failover', node: 'n3', phase: 'healed' });
     const nowhere = await observePhase(deployment, 'failover', {}, 'started', 3_000, 0);
     expect(nowhere.seen).toBe(false);
+    await observePhase(deployment, 'failover-lagged', { node: 'n1', how: 'lagged' }, 'started', 3_000, 0);
+    expect(asked[2]).toMatchObject({ fault: 'failover', node: 'n1', phase: 'started' });
+  });
+
+  it('failover-lagged asks for a lagged failover, waits for the promotion and records the lag and who was promoted', async () => {
+    const calls: unknown[] = [];
+    const lag = { windowMs: 1004, primaryOffset: 9000, replicaOffsets: { n4: 7000 } };
+    const deployment = {
+      backend: 'redis-cluster',
+      nodes: ['n1', 'n2', 'n3', 'n4', 'n5', 'n6'],
+      faults: {
+        failover: async (options: unknown) => {
+          calls.push(options);
+          return { from: 'n1', lag };
+        },
+        observe: async (query: unknown) => {
+          calls.push(query);
+          return { seen: true, detail: 'n1: no answer, n4: primary; n4 promoted', afterMs: 5 };
+        },
+        heal: async () => undefined,
+      },
+    } as unknown as Deployment;
+    const started = await startServerFault('failover-lagged', deployment, () => 0.1, 3_000);
+    expect(calls[0]).toEqual({ how: 'lagged' });
+    expect(calls[1]).toMatchObject({ fault: 'failover', node: 'n1', phase: 'started' });
+    expect(started.target).toEqual({ node: 'n1', how: 'lagged', lag, promoted: 'n4' });
+    // The plain failover still picks graceful or kill by the seed, never the lagged one.
+    const plain = await startServerFault('failover', deployment, () => 0.9, 3_000);
+    expect(calls[2]).toEqual({ how: 'kill' });
+    expect(plain.target.how).toBe('kill');
   });
 
   it('the suite runs them as a group of the full matrix only', () => {
@@ -126,16 +159,16 @@ describe('replicated Redis backends (#17)', () => {
     expect(
       full.map((x) => `${x.options.backend} ${x.options.workload} ${x.options.fault} ${x.expect}`),
     ).toEqual([
-      'redis-sentinel mutex failover illegal',
-      'redis-sentinel inventory failover ok',
+      'redis-sentinel mutex failover-lagged illegal',
+      'redis-sentinel inventory failover-lagged ok',
       'redis-sentinel inventory split-brain ok',
-      'redis-sentinel-epoch inventory failover,split-brain ok',
-      'redis-sentinel-wait mutex failover report',
-      'redis-cluster mutex failover illegal',
-      'redis-cluster inventory failover ok',
+      'redis-sentinel-epoch inventory failover-lagged,split-brain ok',
+      'redis-sentinel-wait mutex failover-lagged report',
+      'redis-cluster mutex failover-lagged illegal',
+      'redis-cluster inventory failover-lagged ok',
       'redis-cluster inventory split-brain ok',
-      'redis-cluster-epoch inventory failover,split-brain ok',
-      'redis-cluster-wait mutex failover report',
+      'redis-cluster-epoch inventory failover-lagged,split-brain ok',
+      'redis-cluster-wait mutex failover-lagged report',
     ]);
   });
 });

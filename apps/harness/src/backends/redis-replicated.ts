@@ -5,11 +5,18 @@ import type { BackendFactory, BackendName, ConnectOptions } from './types.js';
 
 /**
  * Replicated Redis as people deploy it (issue #17): a primary with two replicas behind three Sentinels, or Redis
- * Cluster (three primaries, a replica each). Replication is asynchronous, so `failover` and `split-brain` can lose
+ * Cluster (three primaries, a replica each). Replication is asynchronous, so `failover` (`failover-lagged` on purpose) and `split-brain` can lose
  * grants and roll the fence counter back; the `-epoch` variants fence with `fence: 'epoch'`, whose fences a
  * promoted replica hands out above every fence of the old primary.
  */
-const REPLICATED_FAULTS = ['failover', 'split-brain', 'pause-client', 'kill', 'pause-server'] as const;
+const REPLICATED_FAULTS = [
+  'failover',
+  'failover-lagged',
+  'split-brain',
+  'pause-client',
+  'kill',
+  'pause-server',
+] as const;
 
 type HostPort = { host: string; port: number };
 

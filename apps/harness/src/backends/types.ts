@@ -48,7 +48,15 @@ export interface FaultDriver {
   cutProcess?(pid: number, options: { reset: boolean }): Promise<number>;
   clock(node: string, spec: { offsetMs: number; rate?: number }): Promise<void>;
   /** Replicated Redis only: a replica of the primary promoted (see @fencekit/cluster `Faults.failover`). */
-  failover?(options: { how: 'graceful' | 'kill'; node?: string }): Promise<{ from: string }>;
+  failover?(options: { how: 'graceful' | 'kill' | 'lagged'; node?: string }): Promise<{
+    from: string;
+    /** 'lagged': the replication offsets at the kill (@fencekit/cluster's `FailoverLag`). */
+    lag?: {
+      windowMs: number;
+      primaryOffset: number | undefined;
+      replicaOffsets: Readonly<Record<string, number | undefined>>;
+    };
+  }>;
   /** Replicated Redis only: the primary cut off with its clients while a replica is promoted. */
   splitBrain?(options: { node?: string }): Promise<{ from: string }>;
   heal(): Promise<void>;

@@ -44,6 +44,8 @@ export const FAULTS = {
     'SIGSTOP the leader (or one server) while the clients close at the end of the run; SIGCONT once they have closed, or after a bound',
   failover:
     "replicated Redis: promote a replica of the primary, gracefully (Sentinel's or CLUSTER FAILOVER, the old primary demoted alive) or by kill -9 of the primary (the seed picks); heal restarts a killed one and waits for the deployment to be whole",
+  'failover-lagged':
+    "replicated Redis: the failover that loses acknowledged writes, as replication lag does in production: cut the primary's replication links for 1 s while its clients still write to it, kill -9 it, and a replica without those writes is promoted; the lag at the kill (replication offsets) and the promoted node are recorded; heal restarts the old primary as a replica",
   'split-brain':
     'replicated Redis: cut the primary off from its replicas, the other Sentinels and cluster nodes while its clients still reach it, until a replica is promoted on the other side; heal demotes the old primary, discarding what it took meanwhile',
 } as const;
@@ -113,7 +115,18 @@ export interface FaultTarget {
   halves?: [string[], string[]];
   client?: number;
   /** `failover`: how the replica was promoted. */
-  how?: 'graceful' | 'kill';
+  how?: 'graceful' | 'kill' | 'lagged';
+  /**
+   * `failover-lagged`: how far behind the primary each replica was at the kill (replication offsets, bytes of the
+   * stream the primary acknowledged and no replica applied), and the window the links were cut for.
+   */
+  lag?: {
+    windowMs: number;
+    primaryOffset?: number | undefined;
+    replicaOffsets: Record<string, number | undefined>;
+  };
+  /** A promotion fault: the replica its start saw promoted (absent when it saw none within its bound). */
+  promoted?: string;
 }
 
 /** A started server fault: how to undo it. */
@@ -169,6 +182,21 @@ export async function startServerFault(
       await promoted(deployment, 'failover', from);
       return { target: { node: from, how }, heal: healAll };
     }
+    case 'failover-lagged': {
+      if (!faults.failover)
+        throw new Error(`fault failover-lagged is not supported on ${deployment.backend}`);
+      const { from, lag } = await faults.failover({ how: 'lagged' });
+      const promotedId = await promoted(deployment, 'failover', from);
+      return {
+        target: {
+          node: from,
+          how: 'lagged',
+          ...(lag ? { lag: { ...lag, replicaOffsets: { ...lag.replicaOffsets } } } : {}),
+          ...(promotedId ? { promoted: promotedId } : {}),
+        },
+        heal: healAll,
+      };
+    }
     case 'split-brain': {
       if (!faults.splitBrain) throw new Error(`fault split-brain is not supported on ${deployment.backend}`);
       const { from } = await faults.splitBrain({});
@@ -195,11 +223,13 @@ async function promoted(
   deployment: Deployment,
   fault: 'failover' | 'splitBrain',
   node: string,
-): Promise<void> {
+): Promise<string | undefined> {
   const observe = deployment.faults.observe as unknown as
-    | ((q: PromotionQuery) => Promise<{ seen: boolean }>)
+    | ((q: PromotionQuery) => Promise<{ seen: boolean; detail: string }>)
     | undefined;
-  await observe
+  const seen = await observe
     ?.call(deployment.faults, { fault, node, phase: 'started', timeoutMs: PROMOTION_WAIT_MS })
     .catch(() => undefined);
+  // @fencekit/cluster's promotion probe ends its detail with "<id> promoted" when it saw one.
+  return seen?.seen ? /(\w+) promoted/.exec(seen.detail)?.[1] : undefined;
 }

@@ -42,6 +42,7 @@ const EFFECT_OF: Readonly<Record<string, ObservableFault | PromotionFaultName>> 
   // Replicated Redis: a replica of the node primary by the authority (Sentinels, cluster views), and for a split
   // brain the old one still calling itself primary; healed: the old primary a replica again.
   failover: 'failover',
+  'failover-lagged': 'failover',
   'split-brain': 'splitBrain',
 };
 

@@ -13,6 +13,7 @@ const TOPOLOGY_FAULTS: Readonly<Record<string, TopologyFault>> = {
   'drift-majority': 'clock',
   'clock-jump-minority': 'clock',
   failover: 'failover',
+  'failover-lagged': 'failover',
   'split-brain': 'splitBrain',
 };
 
