@@ -155,19 +155,20 @@ export const zkWithdrawGivesUp: Mutant = {
   backend: 'zk',
   breaks:
     'a lock or candidate node given up (failed release or resign, lease past its window, a waiter that stopped waiting) is deleted once the ensemble answers again: here its delete gives up after one session timeout or when the client opens a new session, leaving the node to the servers’ expiry of a session the client no longer uses',
-  // quorum-loss kills a majority as a release goes out and keeps them down past the session, so each
-  // client treats its session as expired and opens a new one; the servers, with no leader meanwhile,
-  // keep the old sessions and expire them only a session timeout after they are back. The nodes left
-  // behind hold every waiter that long: 8 s against the liveness allowance of 4.5 s (the settle of a
-  // TTL, then the 3 s bound at TTL 1.5 s). 30 s: the slot (a wait, the outage of 10.5 s, two JVM
-  // restarts) fits before the recovery phase.
+  // quorum-loss kills a majority as a release goes out and keeps them down until every client has
+  // treated its session as expired and opened a new one (two sessions); the servers, with no leader
+  // meanwhile, keep the old sessions and expire them only a session timeout after they are back. The
+  // nodes left behind hold every waiter that long: 8 s against the liveness allowance of 4.5 s (the
+  // settle of a TTL, then the 3 s bound at TTL 1.5 s); a run that ends sooner still leaves the recovery
+  // phase after the final heal (settle + bound + 1 s) to count. 34 s: the slot (a wait of up to 3 TTLs,
+  // the outage of 16.5 s, two JVM restarts) fits before the recovery phase.
   exposure: {
     workload: 'inventory',
     faults: ['quorum-loss'],
     fencing: true,
     ttlMs: 1_500,
     sessionMs: 8_000,
-    timeMs: 30_000,
+    timeMs: 34_000,
   },
   checkers: ['liveness'],
   async install() {

@@ -45,13 +45,16 @@ const AIMS: Readonly<Record<string, Aim>> = {
     missed: 'the release or extend it was timed on was answered before the outage',
   },
   'quorum-loss': {
-    // The release met the outage, and the outage outlasted the session (the clients moved to new ones).
+    // The release met the outage, and the outage outlasted the session and every client's give-up of it
+    // (the clients moved to new ones; records from before beyondGiveUp say only beyondSession).
     met: (evidence) =>
       Object.hasOwn(evidence, 'requestMetOutage') && Object.hasOwn(evidence, 'beyondSession')
-        ? evidence.requestMetOutage === true && evidence.beyondSession === true
+        ? evidence.requestMetOutage === true &&
+          evidence.beyondSession === true &&
+          evidence.beyondGiveUp !== false
         : undefined,
     missed:
-      'the release it was timed on was answered before the outage, or the outage ended within the session',
+      'the release it was timed on was answered before the outage, or the outage ended before every client could give its session up',
   },
   'delete-waiter-key': {
     met: when('key', (v) => typeof v === 'string'),

@@ -1,4 +1,5 @@
 import { CLOSING_FAULT, type FaultName, isAimedFault } from './faults.js';
+import { quorumLossDownMs } from './quorum-loss.js';
 import { pick, seededRandom } from './random.js';
 
 /** One fault of a schedule: start at `atMs` after the run starts, heal `durationMs` later. */
@@ -56,9 +57,13 @@ export function faultSchedule(options: ScheduleOptions): { faults: ScheduledFaul
     // longer delays the next; the recovery phase cuts it short (and its record says so). Deleting a
     // waiter's key is instantaneous (a delete and its probe): its slot is the wait and a second.
     const aimed = isAimedFault(fault);
-    // quorum-loss keeps every server down for more than a session, then restarts them all (JVMs).
+    // quorum-loss keeps a majority down until every client gave its session up, then restarts them (JVMs).
     const actMs =
-      fault === 'delete-waiter-key' ? 0 : fault === 'quorum-loss' ? 2 * sessionMs + 3_000 : sessionMs;
+      fault === 'delete-waiter-key'
+        ? 0
+        : fault === 'quorum-loss'
+          ? quorumLossDownMs(sessionMs) + 3_000
+          : sessionMs;
     const durationMsOf = !aimed ? heldMs : heldMs + 1_000 + actMs;
     if (at + durationMsOf > recoveryAtMs) break;
     faults.push({ atMs: at, fault, durationMs: durationMsOf, ...(aimed ? { waitMs: heldMs } : {}) });
