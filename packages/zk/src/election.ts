@@ -59,7 +59,7 @@ export class ZkElection implements Election {
     this.session = session;
     this.#ownsSession = owned;
     this.#folder = `${root}/elections/${segmentFor(name)}`;
-    this.#queue = new SequentialQueue(session, 'candidate');
+    this.#queue = new SequentialQueue(session, 'candidate', this.#withdrawals);
     this.#offSession = session.on((event, generation) => {
       for (const { leadership, entry } of [...this.#terms.values()]) {
         if (event === 'suspended') leadership.lose(UNSURE, new Error('connection to ZooKeeper suspended'));

@@ -112,7 +112,7 @@ export class ZkLockClient implements LockClient<bigint> {
     this.session = session;
     this.#ownsSession = owned;
     this.#root = root;
-    this.#queue = new SequentialQueue(session, 'lock');
+    this.#queue = new SequentialQueue(session, 'lock', this.#abandons);
     this.#unsure = new UnsureNodes(
       () => session.sessionTimeoutMs,
       (entry) => this.#abandon(entry),

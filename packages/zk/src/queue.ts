@@ -1,7 +1,9 @@
 import { monotonicNow, sleep } from '@fencekit/core';
+import type { BackgroundWork } from './background.js';
+import type { Created } from './create2.js';
 import { entryPrefix, newOwner, queueOrder, sequenceOf } from './paths.js';
 import type { ZkSession } from './session.js';
-import { type Cancel, RETRY_PAUSE_MS } from './wait-scope.js';
+import { type Cancel, RETRY_PAUSE_MS, unlessAborted } from './wait-scope.js';
 import { isUncertain, ZkCode, zkCode } from './zk-errors.js';
 import { zxidOf } from './zxid.js';
 
@@ -62,9 +64,14 @@ export class SequentialQueue {
    */
   readonly #emptyAt = new Map<string, number>();
 
+  /**
+   * `background`: the owning client's tracker of background deletes, where a join given up while its
+   * create was in flight withdraws the node that create may still make (close() bounds it).
+   */
   constructor(
     private readonly session: ZkSession,
     private readonly kind: string,
+    private readonly background: BackgroundWork,
   ) {}
 
   /**
@@ -97,7 +104,10 @@ export class SequentialQueue {
       const expected = this.#emptyAt.get(folder);
       this.#emptyAt.delete(folder);
       const send = () => ({
-        created: this.session.createWithStat(prefix, data, EPHEMERAL_SEQUENTIAL, { signal }),
+        // Not bound to the signal: once sent, the create may be applied whatever the caller does, and
+        // its node would head the queue for as long as the session lives. A caller that stops waiting
+        // is answered at once; the create's outcome is awaited in the background, which deletes it.
+        created: this.session.createWithStat(prefix, data, EPHEMERAL_SEQUENTIAL),
         listed: expected === undefined ? this.session.children(folder, undefined, { signal }) : undefined,
       });
       // Two requests leave in one socket write; one needs no corking.
@@ -106,17 +116,27 @@ export class SequentialQueue {
       let path: string;
       let czxid: bigint | undefined;
       try {
-        const reply = await created;
+        const reply = await unlessAborted(created, signal);
         path = reply.path;
         czxid = zxidOf(reply.stat.czxid);
       } catch (error) {
+        if (signal.aborted) {
+          this.#withdrawLate(folder, owner, created);
+          throw signal.reason;
+        }
         if (zkCode(error) === ZkCode.NO_NODE) {
           await this.#ensureFolder(folder, signal);
           continue;
         }
         if (!isUncertain(error)) throw error;
         // The create may have been applied with its reply lost: look for our owner-unique prefix.
-        const found = await this.#findOwn(folder, owner, signal);
+        let found: string | undefined;
+        try {
+          found = await this.#findOwn(folder, owner, signal);
+        } catch (lookup) {
+          if (signal.aborted) this.#withdrawLate(folder, owner, created);
+          throw lookup;
+        }
         if (found === undefined || this.session.generation !== generation) {
           await sleep(RETRY_PAUSE_MS, signal);
           continue;
@@ -328,6 +348,55 @@ export class SequentialQueue {
     } finally {
       signal.removeEventListener('abort', onAbort);
       offSession();
+    }
+  }
+
+  /**
+   * The node of a join given up while its create was in flight (or its reply lost), deleted in the
+   * background: from the create's reply if it comes, else found by the owner's unique prefix. Ends
+   * once deleted or known never made, or when the session closes or the client stops its background
+   * work (close()).
+   */
+  #withdrawLate(folder: string, owner: string, created: Promise<Created>): void {
+    this.background.start(this.#withdrawCreated(folder, owner, created), () => {
+      // Refused outright (not a lost answer): the session is closing or closed, and the node with it.
+    });
+  }
+
+  async #withdrawCreated(folder: string, owner: string, created: Promise<Created>): Promise<void> {
+    const stop = this.background.signal;
+    const generation = this.session.generation;
+    const entryOf = (name: string): QueueEntry => ({
+      folder,
+      name,
+      path: `${folder}/${name}`,
+      owner,
+      generation,
+      czxid: undefined,
+      soleAt: undefined,
+    });
+    try {
+      const { path } = await unlessAborted(created, stop);
+      await this.withdraw(entryOf(path.slice(folder.length + 1)), stop);
+      return;
+    } catch (error) {
+      if (stop.aborted || this.session.closed || !isUncertain(error)) return;
+    }
+    // No reply: the create may have been applied. A listing answered after it shows its node if so.
+    const prefix = entryPrefix(owner, this.kind);
+    for (;;) {
+      if (stop.aborted || this.session.closed) return;
+      try {
+        const { children } = await this.session.children(folder, undefined, { signal: stop });
+        for (const name of children.filter((child) => child.startsWith(prefix))) {
+          await this.withdraw(entryOf(name), stop);
+        }
+        return;
+      } catch (error) {
+        if (stop.aborted || this.session.closed || zkCode(error) === ZkCode.NO_NODE) return;
+        if (!isUncertain(error)) throw error;
+        await sleep(RETRY_PAUSE_MS, stop).catch(() => {});
+      }
     }
   }
 

@@ -293,7 +293,7 @@ export class ZkSharedLockClient implements SemaphoreClient<bigint>, ReadWriteLoc
     let queue = this.#queues.get(kind);
     if (queue === undefined) {
       if (this.#queues.size >= QUEUE_CACHE_SIZE) this.#queues.clear();
-      queue = new SequentialQueue(this.session, kind);
+      queue = new SequentialQueue(this.session, kind, this.#grants.background);
       this.#queues.set(kind, queue);
     }
     return queue;

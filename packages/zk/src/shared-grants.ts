@@ -29,6 +29,11 @@ export class SharedGrants {
 
   constructor(private readonly session: ZkSession) {}
 
+  /** The background deletes close() bounds: the queues withdraw the nodes of joins given up here too. */
+  get background(): BackgroundWork {
+    return this.#background;
+  }
+
   has(entry: QueueEntry): boolean {
     return this.#held.has(entry.path);
   }

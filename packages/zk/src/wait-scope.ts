@@ -136,3 +136,25 @@ export class WaitScopes {
 
 /** Pause before retrying after a lost reply, so a flapping connection is not hammered. */
 export const RETRY_PAUSE_MS = 50;
+
+/**
+ * `promise`, or the signal's reason as soon as `signal` aborts: for a request that must not be
+ * cancelled itself (its outcome is still needed) while its caller stops waiting for it.
+ */
+export function unlessAborted<T>(promise: Promise<T>, signal: Cancel): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort);
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
