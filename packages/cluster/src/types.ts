@@ -153,8 +153,9 @@ export interface FailoverOptions {
    * links to its replicas are cut (the peer proxies / iptables hold the bytes, as a congested or lossy network
    * does) while its clients still reach it, so for `lagMs` it acknowledges writes no replica has; then it is
    * SIGKILLed and a replica, none of which saw those writes, is promoted (by the Sentinels, or by the cluster's
-   * automatic failover). `heal()` lets the links flow, restarts it and waits until it is a replica. Resolves, after
-   * the kill, with the lag it left (`PromotionFault.lag`).
+   * automatic failover). Resolves once a replica is primary (bounded; the links flow again then, unless a
+   * partition or split brain is also in force), with the lag it left (`PromotionFault.lag`); `heal()` restarts the
+   * old primary and waits until it is a replica.
    */
   readonly how?: 'graceful' | 'kill' | 'lagged';
   /** The primary to fail over (redis-cluster: which shard); default the current primary (of slot 0's shard). */

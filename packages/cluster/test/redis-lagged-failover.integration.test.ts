@@ -1,4 +1,5 @@
 import type { Cluster, ClusterNode } from '@fencekit/cluster';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeAndCheck, nodeClient, startReplicated, withNode } from './support/replicated.js';
 
@@ -47,6 +48,35 @@ async function missingOn(node: ClusterNode, keys: readonly string[]): Promise<st
     const values = keys.length === 0 ? [] : await redis.mget(...keys);
     return keys.filter((_k, i) => values[i] !== 'acked');
   });
+}
+
+/**
+ * The member a Sentinel names primary, polled (bounded, 10 s: its peers' hello messages come every second) until it
+ * is `wanted`; the last one named otherwise.
+ */
+async function sentinelNames(
+  cluster: Cluster,
+  endpoint: string,
+  wanted: string,
+): Promise<string | undefined> {
+  const [host, port] = endpoint.split(':');
+  const sentinel = new Redis({ host, port: Number(port), lazyConnect: true, maxRetriesPerRequest: 1 });
+  sentinel.on('error', () => undefined);
+  let named: string | undefined;
+  try {
+    for (let i = 0; i < 50; i++) {
+      const reply = (await sentinel
+        .call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', 'fencekit')
+        .catch(() => undefined)) as [string, string] | undefined;
+      const direct = reply ? cluster.natMap?.[`${reply[0]}:${reply[1]}`] : undefined;
+      named = cluster.nodes.find((n) => Number(n.endpoint.split(':')[1]) === direct?.port)?.id;
+      if (named === wanted) return named;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    return named;
+  } finally {
+    sentinel.disconnect();
+  }
 }
 
 /** A hash tag every key shares, so on Redis Cluster they all live on slot 0's shard (n1, replica n4). */
@@ -138,6 +168,11 @@ describe('lagged failover (local)', () => {
       expect(acked.length).toBeGreaterThan(0);
       const lost = await missingOn(node(promoted!), acked);
       expect(lost.length, `acknowledged by n1: ${acked.length}, lost: ${lost.length}`).toBeGreaterThan(0);
+      // Before any heal, every Sentinel follows the promotion, n1's own too: left cut off, it would keep naming
+      // n1, and a client asking it would be sent to n1 once it restarts, empty.
+      for (const endpoint of cluster.sentinel!.endpoints) {
+        expect(await sentinelNames(cluster, endpoint, promoted!), `Sentinel at ${endpoint}`).toBe(promoted);
+      }
 
       await cluster.faults.heal();
       const healed = await cluster.faults.observe({ fault: 'failover', node: from, phase: 'healed' });

@@ -2,6 +2,7 @@ import { InvalidArgumentError, sleep } from '@fencekit/core';
 import { ClusterClosedError, NodeNotRunningError, UnsupportedFaultError } from '../errors.js';
 import { cutPairs } from '../partition.js';
 import { validateToxic } from '../proxy/toxics.js';
+import { FAILOVER_BOUND_MS } from '../replication.js';
 import type {
   ClockOptions,
   ClusterNode,
@@ -52,6 +53,8 @@ export class FaultController<N extends ClusterNode> implements Faults {
   /** Primaries killed by `failover({ how: 'kill' })`: a heal restarts them only once a replica took over. */
   private readonly killedPrimaries = new Set<string>();
   private disposed = false;
+  /** A partition or split brain is in force: a lagged failover then leaves the links to `heal()`. */
+  private otherCuts = false;
 
   constructor(
     private readonly cluster: FaultTarget<N>,
@@ -135,6 +138,7 @@ export class FaultController<N extends ClusterNode> implements Faults {
     );
     this.refuseUnsupported('partition');
     await this.primitives.cutLinks(pairs);
+    this.otherCuts = true;
   }
 
   async cutClients(id: string): Promise<void> {
@@ -219,8 +223,8 @@ export class FaultController<N extends ClusterNode> implements Faults {
    * Replication lag, then the primary's death: its links to its replicas are cut (not the replicas stopped: bytes
    * already sent to a SIGSTOPped replica wait in its socket buffer and are applied when it resumes, so nothing would
    * be lost), it acknowledges writes for `lagMs` that reach no replica, and is SIGKILLed. Every replica of its shard
-   * is cut, so whichever one is promoted lacks those writes. The links stay cut until `heal()`, which waits for the
-   * promotion before it restarts the old primary: a promoted replica has dropped its old link by then.
+   * is cut, so whichever one is promoted lacks those writes. Resolves once a replica is promoted (bounded), the
+   * links flowing again; `heal()` restarts the old primary.
    */
   private async laggedFailover(from: string, lagMs: number): Promise<FailoverLag> {
     const replication = this.cluster.replication!;
@@ -233,6 +237,16 @@ export class FaultController<N extends ClusterNode> implements Faults {
     const windowMs = Math.round(performance.now() - started);
     await this.kill(from);
     this.killedPrimaries.add(from);
+    // The lag is over once a replica is primary: the cut pairs carry the Sentinel links too, and a Sentinel beside
+    // the old primary left cut would miss the failover and name the old primary, restarted empty, as primary.
+    // Bytes still held for a replica go nowhere then: the promoted one dropped its old link, and any other resyncs
+    // from the new primary in full (its offset is beyond the new primary's history). Other cuts stay until heal().
+    const promotion = await observePromotion(
+      replication,
+      { fault: 'failover', node: from, phase: 'started', timeoutMs: FAILOVER_BOUND_MS },
+      this.shards.get(from) ?? [from, ...replicas],
+    );
+    if (promotion.seen && !this.otherCuts) await this.primitives.healLinks();
     return {
       windowMs,
       primaryOffset: offsets[from],
@@ -257,6 +271,7 @@ export class FaultController<N extends ClusterNode> implements Faults {
         this.cluster.nodes.map((n) => n.id),
       ),
     );
+    this.otherCuts = true;
     return { from };
   }
 
@@ -299,6 +314,7 @@ export class FaultController<N extends ClusterNode> implements Faults {
     }
     this.clockSince.clear();
     this.clockAsked.clear();
+    this.otherCuts = false;
     await Promise.all([
       this.primitives.healLinks(),
       // A paused server that has since exited has nothing left to resume.
