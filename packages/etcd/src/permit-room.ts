@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { InvalidArgumentError } from '@fencekit/core';
 import { CompareResult, CompareTarget, type IKeyValue, type ITxnResponse, type Watcher } from 'etcd3';
+import { untilAborted } from './abort.js';
 import { callOptions } from './connection.js';
 import { toBackendError } from './errors.js';
 import { prefixEnd } from './keys.js';
@@ -47,7 +48,10 @@ function parse(kv: IKeyValue): { limit: number; weight: number } | undefined {
  * Enters the room as the queue's head: resolves with the lease key's ticket once it fits, or null
  * (`wait` false) when it does not fit now. Throws `SessionGoneError` when the head's queue key or
  * lease key vanished (its session ended), `InvalidArgumentError` when the holders use another limit,
- * and `stop`'s reason when it aborts; the lease key is withdrawn whenever no ticket is returned.
+ * and `stop`'s reason when it aborts. Whenever no ticket is returned, the head has left: its lease
+ * key and its queue key are withdrawn (one request, see `leaveRoom`) and its session checked in, so
+ * the caller does nothing more. Every request is raced against `stop`: a waiter whose etcd stopped
+ * answering gives up at its deadline, then waits for that one clean-up request at most.
  */
 export async function enterRoom(
   context: QueueContext,
@@ -61,7 +65,7 @@ export async function enterRoom(
   let response: ITxnResponse;
   try {
     // Only while my queue key is still there (I am still the head, my session has not ended).
-    response = await context.etcd.kv.txn(
+    const entering = context.etcd.kv.txn(
       {
         compare: [
           {
@@ -79,24 +83,17 @@ export async function enterRoom(
       },
       callOptions(context.callTimeoutMs),
     );
+    response = await untilAborted(entering, stop);
   } catch (error) {
-    // The put may have happened: its key is withdrawn below only once a ticket names it, so delete by
-    // name here (the key is unique to this attempt).
-    void context.track(
-      withdrawInBackground(
-        () =>
-          context.etcd
-            .delete()
-            .key(key)
-            .exec()
-            .then(() => undefined),
-        head.session,
-        context.closing,
-      ),
-    );
-    throw toBackendError('entering the semaphore', error);
+    // The put may have happened: its key is unique to this attempt, so it is deleted by name.
+    await leaveRoom(context, head, key);
+    throw stop.aborted ? stop.reason : toBackendError('entering the semaphore', error);
   }
-  if (!response.succeeded) throw new SessionGoneError();
+  if (!response.succeeded) {
+    // My queue key is gone (its session ended): nothing was put.
+    head.checkIn();
+    throw new SessionGoneError();
+  }
   const ticket: Ticket = { queue: room.prefix, key, revision: BigInt(response.header.revision), value };
   let kvs = leaseKeys(response, 1);
   let asOf = ticket.revision;
@@ -116,16 +113,16 @@ export async function enterRoom(
       }
       if (held <= room.limit) return ticket;
       if (!wait) {
-        await withdrawLease(context, head, ticket);
+        await leaveRoom(context, head, key);
         return null;
       }
       await untilDeleteUnder(context, room.prefix, asOf, stop);
-      const now = await readRoom(context, ticket);
+      const now = await untilAborted(readRoom(context, ticket), stop);
       kvs = now.kvs;
       asOf = now.asOf;
     }
   } catch (error) {
-    await withdrawLease(context, head, ticket);
+    await leaveRoom(context, head, key);
     throw error;
   }
 }
@@ -151,34 +148,48 @@ async function readRoom(calls: EtcdCalls, ticket: Ticket): Promise<{ kvs: IKeyVa
 }
 
 /**
- * Deletes a lease key that was not granted, before the caller returns (so that nobody's next attempt
- * finds it still counted); without an answer, it retries in the background until its session ends.
+ * The head leaves without a grant: deletes its lease key `leaseKey` (unique to the attempt, so by
+ * name) and its queue key (if still its own: same create revision) in one Txn, before the caller
+ * returns, so that nobody's next attempt finds either still counted or queued; one request, so a
+ * waiter whose etcd stopped answering waits at most one `callTimeoutMs` for it. Without an answer it
+ * retries in the background (tracked: close() waits for it) until its session ends; the session is
+ * checked in once the keys are gone, so no later waiter of this client reuses the queue key's name
+ * meanwhile.
  */
-async function withdrawLease(context: QueueContext, head: Granted, ticket: Ticket): Promise<void> {
+async function leaveRoom(context: QueueContext, head: Granted, leaseKey: string): Promise<void> {
+  // close() revokes the session, and both keys with it.
+  if (context.closing.aborted) {
+    head.checkIn();
+    return;
+  }
+  const dropLease = { request_delete_range: { key: utf8(leaseKey) } };
   const once = () =>
     context.etcd.kv
       .txn(
         {
           compare: [
             {
-              key: utf8(ticket.key),
+              key: utf8(head.ticket.key),
               target: CompareTarget.Create,
               result: CompareResult.Equal,
-              create_revision: ticket.revision.toString(),
+              create_revision: head.ticket.revision.toString(),
             },
           ],
-          success: [{ request_delete_range: { key: utf8(ticket.key) } }],
-          failure: [],
+          success: [dropLease, { request_delete_range: { key: utf8(head.ticket.key) } }],
+          failure: [dropLease],
         },
         callOptions(context.callTimeoutMs),
       )
       .then(() => undefined);
-  if (context.closing.aborted) return; // close() revokes the session, and the key with it
   const answered = await once().then(
     () => true,
     () => false,
   );
-  if (!answered) void context.track(withdrawInBackground(once, head.session, context.closing));
+  if (answered || !head.session.alive || context.closing.aborted) {
+    head.checkIn();
+    return;
+  }
+  void context.track(withdrawInBackground(once, head.session, context.closing).finally(head.checkIn));
 }
 
 /**

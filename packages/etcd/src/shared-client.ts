@@ -189,22 +189,16 @@ export class EtcdSharedLockClient implements SemaphoreClient<bigint>, ReadWriteL
         }),
       );
       if (!head) return null;
-      const ticket = await this.#track(this.#enter(request, head, left())).catch(async (error: unknown) => {
-        await this.#leaveQueue(head, true);
-        throw error;
-      });
+      // Without a ticket, enterRoom has already withdrawn the head's keys and checked its session in.
+      const ticket = await this.#track(this.#enter(request, head, left()));
       if (ticket === 'again') {
-        await this.#leaveQueue(head, true);
         // Its session ended at the head: queue again (at the back) within the wait, a bounded number
         // of times (a try gets one attempt).
         if (request.wait && left() <= 0) throw new LockTimeoutError(request.name, request.waitMs);
         if (request.wait && grants < MAX_LAPSED_GRANTS) continue;
         throw new LockLostError(request.name, 'the session ended while waiting for room');
       }
-      if (ticket === null) {
-        await this.#leaveQueue(head, true);
-        return null;
-      }
+      if (ticket === null) return null;
       // Granted: the queue key has done its job, the next waiter's turn. The session stays checked out
       // for this name until the lease ends (its onEnd checks it in).
       await this.#leaveQueue(head, false);
@@ -241,6 +235,12 @@ export class EtcdSharedLockClient implements SemaphoreClient<bigint>, ReadWriteL
     } catch (error) {
       if (request.signal?.aborted) throw new LockAbortedError(request.name, { cause: request.signal.reason });
       if (this.#closing.signal.aborted) throw this.#closing.signal.reason;
+      // Past the deadline, whatever ended the wait (a request that failed as it ran out), it timed out.
+      if (deadline.signal.aborted) {
+        throw error instanceof LockTimeoutError
+          ? error
+          : new LockTimeoutError(request.name, request.waitMs, { cause: error });
+      }
       if (error instanceof SessionGoneError) return 'again' as const;
       if (isFencekitError(error)) throw error;
       throw toBackendError('waiting', error);
