@@ -46,6 +46,8 @@ interface PermitRequest {
   readonly waitMs: number;
   readonly signal: AbortSignal | undefined;
   readonly wait: boolean;
+  /** The queue keys carry `limit` (a semaphore; see `WaitOptions.tag`). */
+  readonly tagged: boolean;
 }
 
 /**
@@ -113,7 +115,15 @@ export class EtcdSharedLockClient implements SemaphoreClient<bigint>, ReadWriteL
       permits: limit,
       acquire: async (acquireOptions) => {
         const r = normalizeSemaphoreAcquire(checked.name, limit, acquireOptions);
-        const request = { base, name: checked.name, limit, weight: r.permits, ...r, wait: true };
+        const request = {
+          base,
+          name: checked.name,
+          limit,
+          weight: r.permits,
+          ...r,
+          wait: true,
+          tagged: true,
+        };
         const lease = await this.#acquire(request, make(r.permits));
         if (!lease) throw new LockTimeoutError(checked.name, r.waitMs);
         return lease;
@@ -121,7 +131,16 @@ export class EtcdSharedLockClient implements SemaphoreClient<bigint>, ReadWriteL
       tryAcquire: async (tryOptions) => {
         const r = normalizeSemaphoreTryAcquire(checked.name, limit, tryOptions);
         const waitMs = Number.POSITIVE_INFINITY;
-        const request = { base, name: checked.name, limit, weight: r.permits, ...r, waitMs, wait: false };
+        const request = {
+          base,
+          name: checked.name,
+          limit,
+          weight: r.permits,
+          ...r,
+          waitMs,
+          wait: false,
+          tagged: true,
+        };
         return this.#acquire(request, make(r.permits));
       },
     };
@@ -134,7 +153,15 @@ export class EtcdSharedLockClient implements SemaphoreClient<bigint>, ReadWriteL
     const weight = (mode: ReadWriteMode) => (mode === 'read' ? 1 : MAX_PERMITS);
     const acquire = async (mode: ReadWriteMode, options: AcquireOptions) => {
       const r = normalizeAcquire(name, options);
-      const request = { base, name, limit: MAX_PERMITS, weight: weight(mode), ...r, wait: true };
+      const request = {
+        base,
+        name,
+        limit: MAX_PERMITS,
+        weight: weight(mode),
+        ...r,
+        wait: true,
+        tagged: false,
+      };
       const lease = await this.#acquire(request, make(mode));
       if (!lease) throw new LockTimeoutError(name, r.waitMs);
       return lease;
@@ -142,7 +169,16 @@ export class EtcdSharedLockClient implements SemaphoreClient<bigint>, ReadWriteL
     const tryAcquire = async (mode: ReadWriteMode, options: Parameters<ReadWriteLock['tryRead']>[0]) => {
       const r = normalizeTryAcquire(name, options);
       const waitMs = Number.POSITIVE_INFINITY;
-      const request = { base, name, limit: MAX_PERMITS, weight: weight(mode), ...r, waitMs, wait: false };
+      const request = {
+        base,
+        name,
+        limit: MAX_PERMITS,
+        weight: weight(mode),
+        ...r,
+        waitMs,
+        wait: false,
+        tagged: false,
+      };
       return this.#acquire(request, make(mode));
     };
     return {
@@ -186,6 +222,18 @@ export class EtcdSharedLockClient implements SemaphoreClient<bigint>, ReadWriteL
           signal: request.signal,
           wait: request.wait,
           value: (session) => `${session.idHex}:${randomUUID()}`,
+          // A semaphore's waiters agree on its size, as its holders do (a read-write lock's is fixed).
+          tag: request.tagged
+            ? {
+                value: String(request.limit),
+                mismatch: (other) =>
+                  new InvalidArgumentError(
+                    'permits',
+                    request.limit,
+                    `${other}, the permit count the waiters of "${request.name}" use`,
+                  ),
+              }
+            : undefined,
         }),
       );
       if (!head) return null;

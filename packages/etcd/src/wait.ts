@@ -45,6 +45,14 @@ export interface WaitOptions {
   value: (session: Session) => string;
   /** false: one attempt, give the place up if someone is ahead (tryAcquire). */
   wait: boolean;
+  /**
+   * What every waiter of the queue must agree on (a semaphore's permit count), carried in the waiter
+   * key's name (`<tag>.<lease id>`) so that it reads from a predecessor's key alone (the queue is read
+   * keys only). A waiter whose predecessor carries another tag leaves, rejecting with `mismatch`; as
+   * each waiter checked its own predecessor, the whole queue agrees. An untagged predecessor (written
+   * by an earlier version) is not checked.
+   */
+  tag?: { value: string; mismatch: (other: string) => Error } | undefined;
 }
 
 /** A waiter at the head of its queue, with the session its key is attached to. */
@@ -108,7 +116,10 @@ export async function waitForHead(context: QueueContext, options: WaitOptions): 
       const { session, checkIn } =
         pool.checkOutNow(options.ttlMs, options.queue) ??
         (await checkOutWaiting(pool, options, stopSignal()));
-      const key = waiterKey(options.queue, session.idHex);
+      const key = waiterKey(
+        options.queue,
+        options.tag ? `${options.tag.value}.${session.idHex}` : session.idHex,
+      );
       let ticket: Ticket | undefined;
       let waiting: { signal: AbortSignal; dispose: () => void } | undefined;
       try {
@@ -124,6 +135,7 @@ export async function waitForHead(context: QueueContext, options: WaitOptions): 
         ticket = joined.ticket;
         let position: Position = joined.position;
         while (position.kind === 'behind') {
+          checkTag(options, position.predecessor);
           if (!options.wait) {
             await withdraw(context, ticket);
             checkIn();
@@ -204,6 +216,13 @@ async function giveUpPlace(
     return;
   }
   void context.track(withdrawInBackground(leftover, session, context.closing).finally(checkIn));
+}
+
+/** Throws the tag's mismatch when `predecessor`'s key carries another tag (see `WaitOptions.tag`). */
+function checkTag(options: WaitOptions, predecessor: string): void {
+  if (!options.tag) return;
+  const tagged = /^([^./]+)\.[0-9a-f]+$/.exec(predecessor.slice(options.queue.length));
+  if (tagged && tagged[1] !== options.tag.value) throw options.tag.mismatch(tagged[1] as string);
 }
 
 /** The stop signal, its deadline counted from `startedAt` (when the caller asked), not from now. */
