@@ -40,6 +40,11 @@ export interface WaitOptions {
   name: string;
   ttlMs: number;
   waitMs: number;
+  /**
+   * When the caller asked (`monotonicNow()`; default: now): `waitMs` counts from it, so a caller that
+   * queues again within one wait passes its own `waitMs`, which its `LockTimeoutError` reports.
+   */
+  startedAt?: number | undefined;
   signal: AbortSignal | undefined;
   /** The value stored in the waiter key (owner token, or the candidate for elections). */
   value: (session: Session) => string;
@@ -97,7 +102,7 @@ interface Stop {
  */
 export async function waitForHead(context: QueueContext, options: WaitOptions): Promise<Granted | null> {
   if (context.closing.aborted) throw context.closing.reason;
-  const startedAt = monotonicNow();
+  const startedAt = options.startedAt ?? monotonicNow();
   let stop: Stop | undefined;
   const stopSignal = (): AbortSignal => {
     stop ??= stopFor(context, options, startedAt);

@@ -172,3 +172,26 @@ describe('EtcdSharedLockClient on a real cluster', () => {
     expect(await keysUnder(`${base(name)}leases/`)).toEqual([]);
   });
 });
+
+describe('EtcdSharedLockClient errors', () => {
+  it("a waiter that times out in the queue reports the caller's waitMs, not what was left of it", async () => {
+    const [a, b, c] = [client(), client(), client()];
+    const name = unique('timeout-wait-ms');
+    const held = await a.semaphore(name, { permits: 1 }).acquire({ ttlMs: 20_000 });
+    // b heads the queue (waiting for room), so c times out in the queue behind it.
+    const ahead = b
+      .semaphore(name, { permits: 1 })
+      .acquire({ ttlMs: 5_000, waitMs: 3_000 })
+      .catch((e: unknown) => e);
+    await eventually(async () => (await keysUnder(`${base(name)}queue/`)).length === 1, 5_000, 'b queued');
+    const error = await c
+      .semaphore(name, { permits: 1 })
+      .acquire({ ttlMs: 5_000, waitMs: 1_000 })
+      .catch((e: unknown) => e);
+    expect((error as { code?: string }).code).toBe('timeout');
+    expect((error as { waitMs?: number }).waitMs).toBe(1_000);
+    expect((error as Error).message).toContain('after 1000 ms');
+    expect(((await ahead) as { waitMs?: number }).waitMs).toBe(3_000);
+    await held.release();
+  });
+});
