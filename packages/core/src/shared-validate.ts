@@ -20,7 +20,9 @@ export function normalizeSemaphoreAcquire(
   options: unknown,
 ): ReturnType<typeof normalizeAcquire> & { permits: number } {
   const request = normalizeAcquire(name, options as Record<string, unknown> | undefined);
-  const permits = (options as { permits?: unknown }).permits ?? 1;
+  // Absent means 1; null is a value, refused like any other non-count (`??` would take it for absent).
+  const given = (options as { permits?: unknown }).permits;
+  const permits = given === undefined ? 1 : given;
   assertPermits('permits', permits, limit);
   return { ...request, permits };
 }
@@ -32,7 +34,8 @@ export function normalizeSemaphoreTryAcquire(
   options: unknown,
 ): ReturnType<typeof normalizeTryAcquire> & { permits: number } {
   const request = normalizeTryAcquire(name, options as Record<string, unknown> | undefined);
-  const permits = (options as { permits?: unknown }).permits ?? 1;
+  const given = (options as { permits?: unknown }).permits;
+  const permits = given === undefined ? 1 : given;
   assertPermits('permits', permits, limit);
   return { ...request, permits };
 }
