@@ -196,6 +196,6 @@ export class EtcdClient implements LockClient<bigint>, ElectionClient {
     // Every key lives on one of the client's sessions: one revoke each deletes them all, so close()
     // sends no release, resignation or withdrawal of its own.
     await Promise.allSettled([this.#context.sessions.close(), this.#context.campaignSessions.close()]);
-    if (this.#connection.owned) closeNow(this.#connection);
+    if (this.#connection.owned) await closeNow(this.#connection);
   }
 }

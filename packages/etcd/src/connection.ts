@@ -220,12 +220,14 @@ export class SocketTracker {
    * Destroys every socket, now and from now on: grpc-js reconnects a subchannel whose handshake was
    * cut until it notices its channels are gone, and a late connection must not outlive close().
    */
-  close(): void {
+  close(): Promise<void> {
     this.#closed = true;
     for (const service of this.dropped) service.close();
     this.dropped.clear();
+    const closing = [...this.#open].map((socket) => socketClosed(socket));
     for (const socket of this.#open) socket.destroy();
     this.#open.clear();
+    return boundedAll(closing, SOCKET_CLOSE_GRACE_MS);
   }
 }
 
@@ -290,7 +292,7 @@ function trackSockets(etcd: Etcd3): SocketTracker {
  * So every gRPC client is closed here whatever its state, then every socket the client opened is
  * destroyed (its last requests, the revokes, were answered or timed out before this).
  */
-export function closeNow(connection: Connection): void {
+export function closeNow(connection: Connection): Promise<void> {
   for (const host of poolHosts(connection.etcd)) {
     const cached = host.cachedServices;
     if (typeof cached !== 'object' || cached === null) continue;
@@ -300,5 +302,31 @@ export function closeNow(connection: Connection): void {
     }
   }
   connection.etcd.close();
-  connection.sockets.close();
+  return connection.sockets.close();
+}
+
+/**
+ * How long close() waits for destroyed sockets to report closed: a destroyed socket's handle closes
+ * on the event loop's next close phase, so close() resolving before then left it in the process's
+ * active handles. A bound, not an expectation: it is one loop turn.
+ */
+const SOCKET_CLOSE_GRACE_MS = 1_000;
+
+function socketClosed(socket: Socket): Promise<void> {
+  if (socket.closed) return Promise.resolve();
+  return new Promise((resolve) => socket.once('close', () => resolve()));
+}
+
+async function boundedAll(waits: Promise<void>[], ms: number): Promise<void> {
+  if (waits.length === 0) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const bound = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    timer.unref();
+  });
+  try {
+    await Promise.race([Promise.all(waits), bound]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

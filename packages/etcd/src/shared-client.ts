@@ -329,6 +329,6 @@ export class EtcdSharedLockClient implements SemaphoreClient<bigint>, ReadWriteL
     this.#closing.abort(new ClientClosedError('etcd shared-lock client'));
     await Promise.allSettled([...this.#inflight]);
     await Promise.allSettled([this.#context.sessions.close(), this.#context.campaignSessions.close()]);
-    if (this.#connection.owned) closeNow(this.#connection);
+    if (this.#connection.owned) await closeNow(this.#connection);
   }
 }

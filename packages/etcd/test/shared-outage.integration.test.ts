@@ -1,3 +1,4 @@
+import { Socket } from 'node:net';
 import { type Cluster, startCluster } from '@fencekit/cluster';
 import { monotonicNow } from '@fencekit/core';
 import { EtcdSharedLockClient } from '@fencekit/etcd';
@@ -89,5 +90,27 @@ describe.each(['semaphore', 'rwlock'] as const)('etcd %s waiter during an outage
     await cluster.faults.resume(id());
     expect(code).toBe('aborted');
     expect(ms).toBeLessThan(callTimeoutMs * 1.5);
+  });
+});
+
+/** Sockets destroyed but whose handle is still open (its close callback has not run yet). */
+function closingSockets(): number {
+  const handles = (process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles();
+  return handles.filter((h) => h instanceof Socket && h.destroyed).length;
+}
+
+describe('etcd shared client close() during an outage', () => {
+  it('leaves no socket handle behind once it resolves', async () => {
+    const { wait } = await heldAndWaiter('semaphore');
+    const waiting = wait({ waitMs: 30_000 }).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 300));
+    await cluster.faults.pause(id());
+    await new Promise((r) => setTimeout(r, 300));
+    await Promise.all(clients.splice(0).map((c) => c.close()));
+    // Before the fix the destroyed sockets' handles were still open here (closed a loop turn later).
+    const left = closingSockets();
+    await cluster.faults.resume(id());
+    await waiting;
+    expect(left).toBe(0);
   });
 });
