@@ -1,8 +1,8 @@
 import { injectCluster } from '@fencekit/cluster/vitest';
+import type { ZkSession } from '@fencekit/zk';
 import { ZkLockClient, ZkSharedLockClient } from '@fencekit/zk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { segmentFor } from '../src/paths.js';
-import type { ZkSession } from '../src/session.js';
 import { followerLagMs } from './support/ensemble.js';
 
 // An acquire given up while the create of its node is on the wire: the node is created all the same,
