@@ -218,10 +218,14 @@ export function believedHoldings(
   return { holdings, limits, empty };
 }
 
-/** Holdings grouped by key, each group sorted by start (ties by index). */
+/**
+ * Holdings grouped by key, each group sorted by start (ties by index). An empty one (left at the instant
+ * it entered) holds nothing at any instant of a half-open interval, and is left out.
+ */
 export function byKey(holdings: readonly Holding[]): Map<string, Holding[]> {
   const groups = new Map<string, Holding[]>();
   for (const h of holdings) {
+    if (h.end <= h.start) continue;
     const list = groups.get(h.key);
     if (list) list.push(h);
     else groups.set(h.key, [h]);
