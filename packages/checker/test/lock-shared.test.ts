@@ -242,6 +242,18 @@ describe('checkReadWriteLock (the resource)', () => {
     expect(fenced.stats).toMatchObject({ writerOverlaps: 0, overlapsPastLease: 1 });
   });
 
+  it('with fencing, reads the earlier holder’s lease from its grant before it entered when a fence repeats', () => {
+    // A Redis restarted without persistence counts fences from 1 again: process 1 is granted fence 4 twice.
+    const h = new HistoryBuilder();
+    grant(h, 1, 'a', 0, 100, { mode: 'read', fence: '4' }, 300);
+    rwSection(h, 1, 'read', 4, 5, 290, { at: 280, accepted: false }); // paused inside past its lease
+    rwSection(h, 2, 'write', 5, 150, 200, { at: 160 });
+    grant(h, 1, 'b', 500, 1_500, { mode: 'read', fence: '4' }, 900);
+    const result = checkReadWriteLock(sorted(h), { fencing: true });
+    expect(result.verdict).toBe('ok');
+    expect(result.stats).toMatchObject({ writerOverlaps: 0, overlapsPastLease: 1, staleRefused: 1 });
+  });
+
   it('with fencing, still convicts an overlap while the earlier holder believed its lease valid', () => {
     const h = new HistoryBuilder();
     grant(h, 1, 'a', 0, 1_000, { mode: 'write', fence: '4' }, 300);

@@ -176,12 +176,20 @@ function maxViolationsOf(options: ReadWriteCheckOptions): number {
   return max;
 }
 
-/** Each grant's believed end, by holder and fence (a fence names one grant where fences are safe). */
-function believedEnds(history: readonly HistoryEvent[]): Map<string, number> {
-  const ends = new Map<string, number>();
+/**
+ * The grants' believed windows by holder and fence, each list in grant order. One fence may name several
+ * grants of one holder: a Redis restarted without persistence counts fences from 1 again.
+ */
+function believedEnds(history: readonly HistoryEvent[]): Map<string, { start: number; end: number }[]> {
+  const ends = new Map<string, { start: number; end: number }[]>();
   for (const w of leaseWindows(history).windows) {
-    if (w.fence !== undefined) ends.set(`${String(w.process)} ${w.fence}`, w.end);
+    if (w.fence === undefined) continue;
+    const key = `${String(w.process)} ${w.fence}`;
+    const list = ends.get(key);
+    if (list) list.push({ start: w.start, end: w.end });
+    else ends.set(key, [{ start: w.start, end: w.end }]);
   }
+  for (const list of ends.values()) list.sort((a, b) => a.start - b.start);
   return ends;
 }
 
@@ -193,7 +201,7 @@ function writerOverlaps(
   violations: ReadWriteViolation[],
   max: number,
   budget: StepBudget,
-  believedEnd: Map<string, number> | undefined,
+  believedEnd: Map<string, { start: number; end: number }[]> | undefined,
 ): void {
   const groups = byKey(holdings);
   stats.resources = groups.size;
@@ -218,12 +226,20 @@ function writerOverlaps(
   }
 }
 
-/** The later holder entered with a higher fence after the earlier one's believed lease had ended. */
-function protectedByFence(first: Holding, second: Holding, believedEnd: Map<string, number>): boolean {
+/**
+ * The later holder entered with a higher fence after the earlier one's believed lease had ended: the
+ * earlier holder's grant is its latest one with that fence granted before it entered.
+ */
+function protectedByFence(
+  first: Holding,
+  second: Holding,
+  believed: Map<string, { start: number; end: number }[]>,
+): boolean {
   if (first.fence === undefined || second.fence === undefined) return false;
   if (BigInt(second.fence) <= BigInt(first.fence)) return false;
-  const end = believedEnd.get(`${String(first.process)} ${first.fence}`);
-  return end !== undefined && second.start >= end;
+  const grants = believed.get(`${String(first.process)} ${first.fence}`) ?? [];
+  const grant = grants.findLast((g) => g.start <= first.start);
+  return grant !== undefined && second.start >= grant.end;
 }
 
 function overlap(first: Holding, second: Holding, view: 'resource' | 'beliefs'): ReadWriteViolation {
