@@ -101,13 +101,13 @@ export const redisValidityFromAnswer: Mutant = {
   backend: 'redis',
   breaks:
     'validity counts from the request’s send: here it counts from the answer, so time the request spent in flight (or the client stalled) is counted twice',
-  // Validity counted from the answer overstates it only by the answer's own trip and any stop between its
-  // arrival and its reading; a symmetric latency cancels out (the next holder's answer is as late), and a
-  // stop longer than the TTL makes the adapter give the grant back before the mutant sees it. Client
-  // pauses with latency reach the window by chance only: 1 of 2 seeds once, 0 of 5 on a quiet machine on
-  // 2026-12-03 (latency alone: 0 of 3 seeds). A stop of about half a TTL between the answer
-  // and its reading, with a holder that uses its whole lease, would aim at it: not built yet.
-  exposure: { workload: 'inventory', faults: ['pause-client', 'latency'], fencing: true },
+  // Validity counted from the answer overstates it by the answer's own trip (and any stop between its
+  // arrival and its reading). As a second holder's overlap it hardly ever shows (a symmetric latency
+  // cancels out, a long stop makes the adapter give the grant back: 0 of 5 seeds on 2026-12-03), so the
+  // lease check judges the claim itself: each grant records its TTL and when its request was sent
+  // (harness `client/send-clock.ts`), and a `validUntil` past that send + TTL is `validity-past-send`.
+  // Every grant's answer takes some trip; `latency` (a quarter TTL each way) makes it tens of ms.
+  exposure: { workload: 'inventory', faults: ['latency'], fencing: true },
   checkers: ['lease'],
   async install() {
     return { wrapLocks: (locks) => withValidity(locks, ({ answeredAt, ttlMs }) => answeredAt + ttlMs) };

@@ -1,6 +1,5 @@
 import {
   type AcquireOptions,
-  abortedPromise,
   assertResource,
   assertSignal,
   assertTtlMs,
@@ -32,7 +31,7 @@ import {
   type RedisDeployment,
   waitForReplicasOf,
 } from './deployment.js';
-import { classifyFailure, errorMessage } from './failures.js';
+import { classifyFailure } from './failures.js';
 import { assertClusterResource, DEFAULT_KEY_PREFIX, type ResourceKeys, resourceKeys } from './keys.js';
 import { RedisLeaseOperations } from './lease-operations.js';
 import { closeLockConnection, type LockConnection, openLockConnection } from './lock-connection.js';
@@ -40,7 +39,7 @@ import { type AttemptReply, LockNode, tryAcquireReply } from './node.js';
 import { newOwnerToken } from './owner.js';
 import type { CommandDeadlines } from './script-call.js';
 import { STOP_GRACE_MS, Waiter, waitForGrant } from './waiter.js';
-import type { WakeSubscriber } from './wake.js';
+import { awaitSubscription, type WakeSubscriber } from './wake.js';
 
 export interface RedisLockClientOptions {
   /**
@@ -331,22 +330,14 @@ export class RedisLockClient implements LockClient<bigint> {
   ): Promise<ManagedLease<bigint>> {
     const { resource, ttlMs } = request;
     if (ready !== undefined) {
-      // SUBSCRIBE has its own 5 s bound; the caller's abort ends the wait for it sooner.
-      const aborted = request.signal === undefined ? undefined : abortedPromise(request.signal);
-      try {
-        await (aborted === undefined ? ready : Promise.race([ready, aborted.promise]));
-      } catch (error) {
-        if (request.signal?.aborted) throw new LockAbortedError(resource, { cause: request.signal.reason });
-        throw new BackendUnavailableError(
-          this.backend,
-          `cannot subscribe for wake-ups: ${errorMessage(error)}`,
-          {
-            cause: error,
-          },
-        );
-      } finally {
-        aborted?.dispose();
-      }
+      // At most a heartbeat, and never past waitMs: the waiter's heartbeat covers what a missing
+      // subscription would have told it (see awaitSubscription).
+      await awaitSubscription(ready, {
+        backend: this.backend,
+        resource,
+        boundMs: Math.min(this.#waiterTtlMs / 3, startedAt + request.waitMs - monotonicNow()),
+        signal: request.signal,
+      });
     }
     const waiter = new Waiter();
     this.#wake.on(owner, waiter.wake);

@@ -3,7 +3,6 @@ import {
   abortedPromise,
   assertResource,
   assertTtlMs,
-  BackendUnavailableError,
   ClientLifecycle,
   freshLease,
   type GrantedLease,
@@ -34,7 +33,7 @@ import {
 import { CANCEL_TIMEOUT_MS } from './bounds.js';
 import { neverConnectedReason } from './connection-state.js';
 import type { OpenedClient, RedisClient, RedisDeployment } from './deployment.js';
-import { classifyFailure, errorMessage } from './failures.js';
+import { classifyFailure } from './failures.js';
 import { DEFAULT_KEY_PREFIX } from './keys.js';
 import { closeLockConnection, type LockConnection, openLockConnection } from './lock-connection.js';
 import { newOwnerToken } from './owner.js';
@@ -42,7 +41,7 @@ import { PermitLeaseOperations } from './permit-lease-operations.js';
 import { type PermitKeys, PermitNode, type PermitReply, permitKeys } from './permit-node.js';
 import type { CommandDeadlines } from './script-call.js';
 import { STOP_GRACE_MS, Waiter, waitForGrant } from './waiter.js';
-import type { WakeSubscriber } from './wake.js';
+import { awaitSubscription, type WakeSubscriber } from './wake.js';
 
 export interface RedisSharedLockClientOptions {
   /** As `RedisLockClient`'s: an ioredis instance or Cluster (left open), options, a URL, `{ cluster }`. */
@@ -299,22 +298,13 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
     const ready = this.#wake.ready(channel);
     try {
       if (ready !== undefined) {
-        // SUBSCRIBE has its own 5 s bound; the caller's abort ends the wait for it sooner.
-        const aborted = request.signal === undefined ? undefined : abortedPromise(request.signal);
-        try {
-          await (aborted === undefined ? ready : Promise.race([ready, aborted.promise]));
-        } catch (error) {
-          if (request.signal?.aborted) {
-            throw new LockAbortedError(permit.name, { cause: request.signal.reason });
-          }
-          throw new BackendUnavailableError(
-            this.backend,
-            `cannot subscribe for wake-ups: ${errorMessage(error)}`,
-            { cause: error },
-          );
-        } finally {
-          aborted?.dispose();
-        }
+        // At most a heartbeat, and never past waitMs (see awaitSubscription).
+        await awaitSubscription(ready, {
+          backend: this.backend,
+          resource: permit.name,
+          boundMs: Math.min(this.#waiterTtlMs / 3, startedAt + request.waitMs - monotonicNow()),
+          signal: request.signal,
+        });
       }
       const owner = newOwnerToken();
       const waiter = new Waiter();

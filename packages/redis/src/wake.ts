@@ -1,4 +1,6 @@
+import { BackendUnavailableError, LockAbortedError } from '@fencekit/core';
 import { closeClient, type RedisClient } from './deployment.js';
+import { errorMessage } from './failures.js';
 
 /**
  * One pub/sub connection per client, shared by all of its waiters. The release script PUBLISHes
@@ -122,5 +124,46 @@ export class WakeSubscriber {
   async #subscribe(): Promise<void> {
     await this.#connected().subscribe(this.channel);
     this.#subscribed = true;
+  }
+}
+
+/**
+ * Waits, before a waiter queues, for the subscription `ready` stands for (`WakeSubscriber.ready`), so that a
+ * release right after the waiter queued is heard, but never longer than `boundMs`: past it the waiter queues
+ * anyway and its heartbeat (its sleeps never exceed one) finds a grant handed over meanwhile, until the
+ * subscription is up for later waits. Without the bound a Redis Cluster subscriber that cannot reach a node
+ * (after a failover) kept its SSUBSCRIBE in ioredis' Cluster offline queue, which has no timeout, and the
+ * acquire with it (issue #17: 25 s to 132 s past the bound). `LockAbortedError` on the caller's `signal`;
+ * `BackendUnavailableError` when the subscription failed within the bound (a refusal, a closed connection).
+ */
+export async function awaitSubscription(
+  ready: Promise<void>,
+  options: { backend: string; resource: string; boundMs: number; signal: AbortSignal | undefined },
+): Promise<void> {
+  const { signal } = options;
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      // A subscription that fails after the bound is left to the next waiter: handled here, never unhandled.
+      ready.then(resolve, reject);
+      timer = setTimeout(resolve, Math.max(0, options.boundMs));
+      if (signal === undefined) return;
+      onAbort = () => reject(signal.reason);
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    });
+  } catch (error) {
+    if (signal?.aborted) throw new LockAbortedError(options.resource, { cause: signal.reason });
+    throw new BackendUnavailableError(
+      options.backend,
+      `cannot subscribe for wake-ups: ${errorMessage(error)}`,
+      {
+        cause: error,
+      },
+    );
+  } finally {
+    clearTimeout(timer);
+    if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
   }
 }

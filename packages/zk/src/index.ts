@@ -1,6 +1,6 @@
 /**
- * @fencekit/zk: ZooKeeper locks and elections (Curator's recipes). The errors its methods throw are
- * `@fencekit/core`'s classes, re-exported so a user needs only this package.
+ * @fencekit/zk: ZooKeeper locks, elections, semaphores and read-write locks (Curator's recipes). The
+ * errors its methods throw are `@fencekit/core`'s classes, re-exported so a user needs only this package.
  */
 export {
   BackendUnavailableError,
@@ -15,7 +15,12 @@ export {
   LockLostError,
   LockTimeoutError,
   NotLockHolderError,
+  type ReadWriteLease,
+  type ReadWriteLock,
+  type Semaphore,
+  type SemaphoreLease,
   StaleFenceError,
+  UnsupportedOperationError,
 } from '@fencekit/core';
 export { ZkSession } from './checked-session.js';
 export {
@@ -34,3 +39,4 @@ export {
 export { ZkLeadership } from './leadership.js';
 export { UNSURE, ZkLease, ZkLockClient } from './lock.js';
 export { DEFAULT_FOLLOWER_LAG_MS, type SessionEvent } from './session.js';
+export { ZkSharedLockClient } from './shared-client.js';

@@ -181,6 +181,41 @@ export class SequentialQueue {
   }
 
   /**
+   * Like `awaitHead`, for recipes where only some entries ahead block ours (a reader waits only for
+   * writers queued before it): resolves with the entry's czxid once no entry before it satisfies
+   * `blocks`, watching only the last blocking one (Curator's read lock), so a release wakes only the
+   * entries it held up. `awaitHead` is `blocks = () => true`; it stays separate so the mutex's hot
+   * path keeps its shortcuts.
+   */
+  async awaitClear(
+    entry: QueueEntry,
+    joined: Joined,
+    signal: Cancel,
+    blocks: (name: string) => boolean,
+  ): Promise<Head> {
+    let order: string[] | undefined = joined.order.length > 0 ? joined.order : undefined;
+    for (;;) {
+      signal.throwIfAborted();
+      this.#assertAlive(entry);
+      try {
+        if (order === undefined) {
+          order = queueOrder((await this.session.children(entry.folder, undefined, { signal })).children);
+        }
+        const index = order.indexOf(entry.name);
+        if (index < 0) throw new EntryGoneError(entry, 'its node is no longer in the queue');
+        const blocker = order.slice(0, index).findLast(blocks);
+        if (blocker === undefined) return { czxid: entry.czxid ?? (await this.#czxid(entry, signal)) };
+        order = undefined;
+        await this.#untilDeleted(entry, `${entry.folder}/${blocker}`, signal);
+      } catch (error) {
+        if (!isUncertain(error)) throw error;
+        order = undefined;
+        await sleep(RETRY_PAUSE_MS, signal);
+      }
+    }
+  }
+
+  /**
    * Deletes the entry's node. Retries lost replies for up to one session timeout; after that the node
    * can only outlive us until the session expires. Resolves true if the node was there.
    */

@@ -1,4 +1,5 @@
 import { RedisLockClient, type RedisLockClientOptions } from '@fencekit/redis';
+import { ioredisSendClock } from '../client/send-clock.js';
 import { clusterBackend } from './cluster-backend.js';
 import type { BackendFactory, BackendName, ConnectOptions } from './types.js';
 
@@ -91,7 +92,7 @@ function replicated(
       });
       // Redis Cluster: every resource moved onto slot 0, the shard `failover` and `split-brain` act on.
       const onShard = topology === 'redis-cluster' ? onSlotZero(locks) : locks;
-      return { locks: onShard, close: () => locks.close() };
+      return { locks: onShard, sends: ioredisSendClock('@fencekit/redis'), close: () => locks.close() };
     },
   });
 }

@@ -1,4 +1,5 @@
 import { RedisLockClient } from '@fencekit/redis';
+import { ioredisSendClock } from '../client/send-clock.js';
 import { clusterBackend } from './cluster-backend.js';
 
 /** One Redis: `SET NX PX` + owner token, with a fence counter issued in the same script. */
@@ -26,6 +27,6 @@ export const redisBackend = clusterBackend({
   nativeElection: false,
   async connect({ endpoints, namespace }) {
     const locks = new RedisLockClient({ connection: `redis://${endpoints[0]}`, keyPrefix: `${namespace}:` });
-    return { locks, close: () => locks.close() };
+    return { locks, sends: ioredisSendClock('@fencekit/redis'), close: () => locks.close() };
   },
 });

@@ -1,4 +1,5 @@
 import { RedlockClient } from '@fencekit/redlock';
+import { ioredisSendClock } from '../client/send-clock.js';
 import { FAULT_NAMES } from '../nemesis/faults.js';
 import { clusterBackend } from './cluster-backend.js';
 
@@ -27,6 +28,6 @@ export const redlockBackend = clusterBackend({
       // and checkers answer loopback requests in tens of milliseconds, and timeouts alone must not decide.
       nodeTimeoutMs: Math.max(50, Math.round(ttlMs / 5)),
     });
-    return { locks, close: () => locks.close() };
+    return { locks, sends: ioredisSendClock('@fencekit/redlock'), close: () => locks.close() };
   },
 });

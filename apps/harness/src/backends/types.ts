@@ -1,5 +1,6 @@
 import type { EffectQuery, Observation, Topology } from '@fencekit/cluster';
 import type { ElectionClient, Fence, Lease, LockClient } from '@fencekit/core';
+import type { SendClock } from '../client/send-clock.js';
 
 export const BACKENDS = [
   'memory',
@@ -94,6 +95,12 @@ export interface ClientBackend {
    * throws `StaleFenceError` when the store refuses.
    */
   readonly guardedWrite?: (lease: Lease<Fence | undefined>, key: string, value: string) => Promise<void>;
+  /**
+   * Where the server counts a grant's TTL from receiving its request (Redis, Redlock): when that request
+   * was sent, observed outside the adapter, so grants record `ttlMs` and `sentAt` for the lease check.
+   * Absent where a lease's validity is not a request's TTL (ZooKeeper and etcd sessions, memory).
+   */
+  readonly sends?: SendClock;
   close(): Promise<void>;
 }
 

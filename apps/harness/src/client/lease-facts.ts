@@ -1,4 +1,5 @@
 import type { Fence, Lease } from '@fencekit/core';
+import type { SendClock } from './send-clock.js';
 
 /**
  * Lease facts as the history records them (the format is documented in @fencekit/checker's README,
@@ -35,6 +36,12 @@ export interface GrantFact {
   at: string;
   /** Validity left at the grant, ms, by the client's own clock (read by scenarios); null = no expiry. */
   validMs: number | null;
+  /**
+   * Where the server counts the TTL from the request (`SendClock`): the TTL asked and when the granting
+   * request was sent (ns), for the lease check's `validity-past-send`.
+   */
+  ttlMs?: number;
+  sentAt?: string;
 }
 
 /** One reading of a held lease, as the careful client makes it before acting under the lock. */
@@ -46,10 +53,19 @@ export interface LeaseObservation {
   reason?: string;
 }
 
-export function grantFact(lease: Lease<Fence | undefined>, grant: string, resource: string): GrantFact {
+export function grantFact(
+  lease: Lease<Fence | undefined>,
+  grant: string,
+  resource: string,
+  request?: { ttlMs: number; sends: SendClock | undefined },
+): GrantFact {
   const validUntilMs = lease.validUntil;
   const { validUntil, at } = toHistoryNs(validUntilMs);
+  const sentAt = request?.sends?.take(lease.owner);
   return {
+    ...(request === undefined || sentAt === undefined
+      ? {}
+      : { ttlMs: request.ttlMs, sentAt: sentAt.toString() }),
     grant,
     resource,
     fence: lease.fence === undefined ? null : lease.fence.toString(),

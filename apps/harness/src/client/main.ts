@@ -73,6 +73,7 @@ async function main(config: ClientConfig): Promise<void> {
     elections: backend.elections,
     sharedLocks: (backend as Partial<SharedLockBackend>).sharedLocks,
     guardedWrite: backend.guardedWrite,
+    ...(backend.sends === undefined ? {} : { sends: backend.sends }),
     resource,
     recorder,
     stopping: stopping.signal,

@@ -30,7 +30,8 @@ export const cron: Workload = async (ctx) => {
       const lease = await locks.tryAcquire(key, { ttlMs: config.tickMs * 2 });
       if (!lease) return fail({ tick: current, reason: 'held' });
       held = lease;
-      return ok({ tick: current, ...grantFact(lease, grant, `cron:${current}`) });
+      const request = { ttlMs: config.tickMs * 2, sends: ctx.sends };
+      return ok({ tick: current, ...grantFact(lease, grant, `cron:${current}`, request) });
     });
     if (held) {
       const lease = held;

@@ -116,7 +116,7 @@ export async function acquireHeld(
       : { pollMs: config.opTimeoutMs };
   await recorder.op('acquire', { resource, ...bound }, async () => {
     const lease = await takeLock(locks, key, config, stopping, ctx.random);
-    const fact = grantFact(lease, grant, resource);
+    const fact = grantFact(lease, grant, resource, { ttlMs: config.ttlMs, sends: ctx.sends });
     held = new HeldLease(lease, grant, resource, ctx);
     return ok(fact);
   });

@@ -46,6 +46,8 @@ export interface WorkloadContext {
   readonly sharedLocks?: SharedLocks | undefined;
   /** The store-side guard, used for writes when fencing is on and the backend has one. */
   readonly guardedWrite: ClientBackend['guardedWrite'];
+  /** When grant requests were sent, where the server counts the TTL from them (`ClientBackend.sends`). */
+  readonly sends?: ClientBackend['sends'];
   readonly resource: ResourceClient;
   readonly recorder: OpRecorder;
   /** Aborted when the coordinator asks the client to stop. */

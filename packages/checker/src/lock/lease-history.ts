@@ -9,7 +9,9 @@ import { RESOURCE_PROCESS } from './events.js';
  * - **Grant**: an `ok` completion whose value has `validUntil` (ns, or `null` for a lease that claims
  *   no expiry). Optional: `grant` (an id unique in the history; without one, later facts of the same
  *   process refer to its latest grant), `resource` (else the event's `key`, else the invoke's
- *   `value.resource`, else one resource), `fence`, `at` (when `validUntil` was read; default the event's time).
+ *   `value.resource`, else one resource), `fence`, `at` (when `validUntil` was read; default the event's time),
+ *   and, where the server counts the grant's TTL from the request (Redis, Redlock), `ttlMs` with `sentAt`
+ *   (ns: by when the granting request had been handed to the client library).
  * - **Observation**: `value.lease` (an object or an array of them) on any client event:
  *   `{grant?, held, validUntil?, at?}` — the client read `held` (and `validUntil`) at `at`.
  * - **End**: the `invoke` of a release op (`release`, `resign`) naming `grant` (or the process's latest).
@@ -32,6 +34,12 @@ export interface LeaseWindow {
   /** The `validUntil` read at the grant, and when it was read (if the history says). */
   grantedValidUntil: number;
   grantedAt?: number | undefined;
+  /**
+   * The TTL asked, and when the request that was granted had been sent (ns), where the history records
+   * them: only for backends whose server counts the TTL from that request (see `checkLeases`).
+   */
+  ttlMs?: number | undefined;
+  sentAt?: number | undefined;
   endedBy: 'release' | 'not-held' | 'expired' | 'open';
   grantIndex: number;
   endIndex?: number | undefined;
@@ -138,6 +146,8 @@ function newGrant(
       validUntil,
       grantedValidUntil: validUntil,
       grantedAt: value.at === undefined ? undefined : nsOf(event, value.at, 'at'),
+      ttlMs: value.ttlMs === undefined ? undefined : ttlOf(event, value.ttlMs),
+      sentAt: value.sentAt === undefined ? undefined : nsOf(event, value.sentAt, 'sentAt'),
       endedBy: 'open',
       grantIndex: event.index,
       endIndex: undefined,
@@ -145,6 +155,11 @@ function newGrant(
     },
     facts: [],
   };
+}
+
+function ttlOf(event: HistoryEvent, raw: unknown): number {
+  if (typeof raw === 'number' && Number.isFinite(raw) && raw >= 0) return raw;
+  throw new LockHistoryError(event.index, '"value.ttlMs" as a non-negative number of ms', raw);
 }
 
 function observation(event: HistoryEvent, raw: unknown): Fact {

@@ -8,6 +8,9 @@ import { type LeaseFactOptions, type LeaseWindow, leaseWindows } from './lease-h
  *   `secondLeftNs` = how much validity each believed it had left at `from`.
  * - `expired-grant`: a grant handed out with its `validUntil` already past when the client first read
  *   it (judged only where the grant records `at`, the instant of that read).
+ * - `validity-past-send`: a grant claiming validity past `sentAt + ttlMs`, the send of the request the
+ *   server granted plus the TTL it asked for (judged only where the grant records both: backends whose
+ *   server counts the TTL from that request). `overNs` = by how much.
  */
 export type LeaseViolation =
   | {
@@ -30,6 +33,14 @@ export type LeaseViolation =
       index: number;
       grant: LeaseWindow;
       lateNs: number;
+    }
+  | {
+      kind: 'validity-past-send';
+      key: string;
+      message: string;
+      index: number;
+      grant: LeaseWindow;
+      overNs: number;
     };
 
 export interface LeaseStats {
@@ -42,6 +53,14 @@ export interface LeaseStats {
   observations: number;
   overlaps: number;
   expiredGrants: number;
+  /** Grants that recorded their request's send and TTL, judged by `validity-past-send`. */
+  sendChecked: number;
+  validityPastSend: number;
+  /**
+   * The largest `validUntil − (sentAt + ttlMs)` over those grants (ns): how close a correct adapter came to
+   * the bound (≤ 0), or how far a convicted one went past it; null when none recorded its send.
+   */
+  worstSendMarginNs: number | null;
   /** Facts naming a grant the history does not contain. */
   unlinked: number;
   resources: number;
@@ -56,6 +75,13 @@ export interface LeaseCheckOptions extends LeaseFactOptions {
    * microtasks later, where a garbage collection can still pause the process.
    */
   expiredGraceMs?: number;
+  /**
+   * What a grant's `validUntil` may exceed `sentAt + ttlMs` by before it is `validity-past-send`.
+   * Default 0.01 ms (10 µs): the rounding of two reads of one monotonic clock (the adapter's lease clock
+   * converted to the history's), nothing for latency: the server starts the TTL when it receives the
+   * request, after `sentAt`, so validity counted from the send is never late by a trip.
+   */
+  sendGraceMs?: number;
 }
 
 export type LeaseResult = CheckResult<LeaseViolation, LeaseStats>;
@@ -79,6 +105,9 @@ export function checkLeases(history: Iterable<HistoryEvent>, options: LeaseCheck
       'expiredGraceMs to be a non-negative number',
       options.expiredGraceMs,
     );
+  const sendGraceNs = (options.sendGraceMs ?? 0.01) * 1e6;
+  if (!(sendGraceNs >= 0))
+    throw new LockHistoryError(undefined, 'sendGraceMs to be a non-negative number', options.sendGraceMs);
   const { windows, unlinked } = leaseWindows(history, options);
   const stats: LeaseStats = {
     grants: windows.length,
@@ -87,6 +116,9 @@ export function checkLeases(history: Iterable<HistoryEvent>, options: LeaseCheck
     observations: 0,
     overlaps: 0,
     expiredGrants: 0,
+    sendChecked: 0,
+    validityPastSend: 0,
+    worstSendMarginNs: null,
     unlinked,
     resources: 0,
   };
@@ -98,6 +130,17 @@ export function checkLeases(history: Iterable<HistoryEvent>, options: LeaseCheck
     if (w.grantedAt !== undefined && w.grantedAt - w.grantedValidUntil > graceNs) {
       stats.expiredGrants++;
       if (violations.length < max) violations.push(expiredGrant(w));
+    }
+    if (w.sentAt !== undefined && w.ttlMs !== undefined) {
+      // The server's key lives from its receipt of the request (after `sentAt`) for `ttlMs`: a validity
+      // counted from anything later (the answer, a reading after a stop) outlives the key by that much.
+      const marginNs = w.grantedValidUntil - (w.sentAt + w.ttlMs * 1e6);
+      stats.sendChecked++;
+      stats.worstSendMarginNs = Math.max(stats.worstSendMarginNs ?? Number.NEGATIVE_INFINITY, marginNs);
+      if (marginNs > sendGraceNs) {
+        stats.validityPastSend++;
+        if (violations.length < max) violations.push(validityPastSend(w, marginNs));
+      }
     }
     if (w.end <= w.start) {
       stats.emptyWindows++;
@@ -160,6 +203,22 @@ function expiredGrant(w: LeaseWindow): LeaseViolation {
     index: w.grantIndex,
     grant: w,
     lateNs,
+  };
+}
+
+function validityPastSend(w: LeaseWindow, overNs: number): LeaseViolation {
+  const fence = w.fence === undefined ? '' : ` (fence ${w.fence})`;
+  const trip = formatNs(w.start - (w.sentAt ?? w.start));
+  return {
+    kind: 'validity-past-send',
+    key: w.key,
+    message:
+      `grant ${w.grant} of process ${w.process}${fence} claimed validity ${formatNs(overNs)} past its request’s ` +
+      `send + TTL (sent ${trip} before its answer, TTL ${w.ttlMs} ms): the server counts the TTL from the ` +
+      'request, so the key may be gone while the holder still believes',
+    index: w.grantIndex,
+    grant: w,
+    overNs,
   };
 }
 

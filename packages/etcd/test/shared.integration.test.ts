@@ -1,0 +1,174 @@
+import { EtcdSemaphoreLease, EtcdSharedLockClient, guardedPut } from '@fencekit/etcd';
+import { afterEach, describe, expect, it } from 'vitest';
+import { newClient, runPrefix, sharedHosts } from './support/clients.js';
+
+const clients: EtcdSharedLockClient[] = [];
+function client(): EtcdSharedLockClient {
+  const c = new EtcdSharedLockClient({ hosts: sharedHosts(), prefix: runPrefix });
+  clients.push(c);
+  return c;
+}
+afterEach(async () => {
+  await Promise.allSettled(clients.splice(0).map((c) => c.close()));
+});
+
+function unique(label: string): string {
+  return `shared-${label}/${Math.random().toString(36).slice(2)}`;
+}
+
+const base = (name: string) => `${runPrefix}/semaphores/${encodeURIComponent(name)}/`;
+
+/** The keys under `prefix`, oldest first, with the etcd lease each is attached to. */
+async function keysUnder(prefix: string): Promise<{ key: string; lease: string }[]> {
+  const admin = newClient();
+  try {
+    const { kvs } = await admin.etcd.kv.range({
+      key: Buffer.from(prefix),
+      range_end: Buffer.from(
+        prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1),
+      ),
+    });
+    return kvs
+      .sort((a, b) => Number(BigInt(a.create_revision) - BigInt(b.create_revision)))
+      .map((kv) => ({ key: kv.key.toString(), lease: kv.lease }));
+  } finally {
+    await admin.close();
+  }
+}
+
+/** What an operator (or etcd at expiry) does to a session: revoke its lease, deleting its keys. */
+async function revoke(lease: string): Promise<void> {
+  const admin = newClient();
+  try {
+    await admin.etcd.leaseClient.leaseRevoke({ ID: lease });
+  } finally {
+    await admin.close();
+  }
+}
+
+async function eventually(check: () => Promise<boolean>, withinMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not within ${withinMs} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const long = { ttlMs: 10_000, waitMs: 20_000 };
+
+describe('EtcdSharedLockClient on a real cluster', () => {
+  it('a holder whose session ends gives its permits to the waiter, and its lease says it is lost', async () => {
+    const name = unique('ended-holder');
+    const holder = await client()
+      .semaphore(name, { permits: 2 })
+      .acquire({ ...long, permits: 2 });
+    const waiting = client().semaphore(name, { permits: 2 }).acquire(long);
+    await eventually(async () => (await keysUnder(`${base(name)}queue/`)).length === 1, 5_000, 'queued');
+    if (!(holder instanceof EtcdSemaphoreLease)) throw new Error('not an etcd semaphore lease');
+    await revoke(holder.leaseId);
+    const next = await waiting;
+    expect(next.fence).toBeGreaterThan(holder.fence);
+    // Its keep-alive learns the session is gone within a keep-alive interval (a third of the TTL).
+    await eventually(async () => holder.signal.aborted, 15_000, 'the holder noticed');
+    expect(holder.held).toBe(false);
+    await next.release();
+  });
+
+  it('a waiter whose predecessor (the head, in the room) loses its session is not starved', async () => {
+    const name = unique('lost-head');
+    const holder = await client().semaphore(name, { permits: 1 }).acquire(long);
+    const head = client()
+      .semaphore(name, { permits: 1 })
+      .acquire(long)
+      .catch((error: unknown) => error);
+    await eventually(
+      async () => (await keysUnder(`${base(name)}leases/`)).length === 2,
+      5_000,
+      'head in the room',
+    );
+    const behind = client().semaphore(name, { permits: 1 }).acquire(long);
+    await eventually(
+      async () => (await keysUnder(`${base(name)}queue/`)).length === 2,
+      5_000,
+      'second queued',
+    );
+    const [headKey] = await keysUnder(`${base(name)}queue/`);
+    await revoke(headKey!.lease);
+    await holder.release();
+    // The head rejoins at the back on a new session: the waiter that was behind it goes first.
+    const next = await behind;
+    expect(next.fence).toBeGreaterThan(holder.fence);
+    await next.release();
+    const late = await head;
+    if (late && typeof late === 'object' && 'release' in late)
+      await (late as { release(): Promise<void> }).release();
+  });
+
+  it('guardedPut works on a write lease: applied while held, refused by etcd once released', async () => {
+    const lock = client().readWriteLock(unique('guarded'));
+    const key = `${runPrefix}/data/${Math.random().toString(36).slice(2)}`;
+    const writer = await lock.write(long);
+    await guardedPut(writer, key, '41');
+    await writer.release();
+    const refused = await guardedPut(writer, key, '40').catch((error: unknown) => error);
+    expect((refused as { code?: string }).code).toBe('stale-fence');
+  });
+
+  it('a try that does not fit has taken its keys out by the time it answers null', async () => {
+    const name = unique('try-leaves');
+    const admin = newClient();
+    try {
+      const list = async (prefix: string) =>
+        (
+          await admin.etcd
+            .getAll()
+            .prefix(`${base(name)}${prefix}`)
+            .keys()
+        ).length;
+      const holder = await client().semaphore(name, { permits: 2 }).acquire(long);
+      const other = client().semaphore(name, { permits: 2 });
+      for (let round = 0; round < 5; round++) {
+        expect(await other.tryAcquire({ ttlMs: 10_000, permits: 2 })).toBeNull();
+        expect([await list('queue/'), await list('leases/')]).toEqual([0, 1]);
+      }
+      await holder.release();
+    } finally {
+      await admin.close();
+    }
+  });
+
+  it('releasing a lapsed grant resolves, and leaves the new holder alone', async () => {
+    const name = unique('lapsed');
+    const lapsing = new EtcdSharedLockClient({ hosts: sharedHosts(), prefix: runPrefix, keepAlive: false });
+    clients.push(lapsing);
+    // keepAlive: false: the grant ends 2 s (etcd's minimum TTL) after it, as nothing extends it.
+    const old = await lapsing.semaphore(name, { permits: 1 }).acquire({ ttlMs: 2_000, waitMs: 5_000 });
+    const next = await client().semaphore(name, { permits: 1 }).acquire(long);
+    expect(old.held).toBe(false);
+    await old.release();
+    expect(next.held).toBe(true);
+    expect(await client().semaphore(name, { permits: 1 }).tryAcquire({ ttlMs: 10_000 })).toBeNull();
+    await next.release();
+  });
+
+  it('close() of a waiter at the head (queue key and lease key both put) leaves no key behind', async () => {
+    const name = unique('close-head');
+    const holder = await client().semaphore(name, { permits: 1 }).acquire(long);
+    const waiterClient = client();
+    const waiting = waiterClient
+      .semaphore(name, { permits: 1 })
+      .acquire(long)
+      .catch((error: unknown) => error);
+    await eventually(
+      async () => (await keysUnder(`${base(name)}leases/`)).length === 2,
+      5_000,
+      'head in the room',
+    );
+    await waiterClient.close();
+    expect(((await waiting) as { code?: string }).code).toBe('closed');
+    expect(await keysUnder(`${base(name)}queue/`)).toEqual([]);
+    expect(await keysUnder(`${base(name)}leases/`)).toHaveLength(1);
+    await holder.release();
+    expect(await keysUnder(`${base(name)}leases/`)).toEqual([]);
+  });
+});
