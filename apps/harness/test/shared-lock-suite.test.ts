@@ -10,9 +10,9 @@ import { sharedLockCells } from '../src/suite/shared-lock-cells.js';
 
 describe('shared-lock workloads in the suite and the run checks', () => {
   it('lists cells only for backends the harness drives shared locks on, each a valid run', async () => {
-    expect(sharedLockBackends().sort()).toEqual(['memory', 'redis']);
+    expect(sharedLockBackends().sort()).toEqual(['etcd', 'memory', 'redis', 'zk']);
     const cells = sharedLockCells({ clients: 4, time: '5s', seed: 7 }, { clients: 4, time: '12s', seed: 7 });
-    expect(cells.map((c) => c.options.backend).every((b) => b === 'memory' || b === 'redis')).toBe(true);
+    expect(new Set(cells.map((c) => c.options.backend))).toEqual(new Set(['memory', 'redis', 'zk', 'etcd']));
     expect(new Set(cells.map((c) => c.options.workload))).toEqual(new Set(['semaphore', 'rwlock']));
     for (const cell of cells) {
       const options = parseRunOptions({ ...cell.options, out: '/tmp/unused', provider: 'local' });
@@ -23,6 +23,8 @@ describe('shared-lock workloads in the suite and the run checks', () => {
       ['memory', 'pause-client', 'illegal'],
       ['redis', 'pause-client', 'illegal'],
       ['redis', 'kill', 'ok'],
+      ['zk', 'partition,kill', 'ok'],
+      ['etcd', 'partition,kill', 'ok'],
     ]);
   });
 
@@ -34,7 +36,7 @@ describe('shared-lock workloads in the suite and the run checks', () => {
       fencing: false,
     });
     expect(() => validateRun(options, factories.redlock!)).toThrow(
-      /rwlock workload needs semaphores and read-write locks, which the harness drives on memory, redis/,
+      /rwlock workload needs semaphores and read-write locks, which the harness drives on memory, redis, zk, etcd/,
     );
   });
 
@@ -65,6 +67,8 @@ describe('shared-lock workloads in the suite and the run checks', () => {
 
 const factories = Object.fromEntries(
   await Promise.all(
-    (['memory', 'redis', 'redlock'] as const).map(async (name) => [name, await loadBackend(name)] as const),
+    (['memory', 'redis', 'redlock', 'zk', 'etcd'] as const).map(
+      async (name) => [name, await loadBackend(name)] as const,
+    ),
   ),
 );

@@ -12,8 +12,8 @@ export interface SharedLockBackend extends ClientBackend {
 /**
  * The extension point for shared locks: backend name → how a client process opens its shared-lock
  * client, loaded on demand like the backend registry (index.ts). A backend whose adapter offers
- * semaphores and read-write locks is one entry here (ZooKeeper and etcd: their shared-lock client built
- * from the same `ConnectOptions` as their `connect`); runs of the `semaphore` and `rwlock` workloads on a
+ * semaphores and read-write locks is one entry here: its shared-lock client built from the same
+ * `ConnectOptions` as its `connect`; runs of the `semaphore` and `rwlock` workloads on a
  * backend without an entry are refused before anything starts (run/compatibility.ts).
  */
 const connectors: Partial<Record<BackendName, (options: ConnectOptions) => Promise<SharedLocks>>> = {
@@ -22,6 +22,24 @@ const connectors: Partial<Record<BackendName, (options: ConnectOptions) => Promi
   redis: async ({ endpoints, namespace }) => {
     const { RedisSharedLockClient } = await import('@fencekit/redis');
     return new RedisSharedLockClient({ connection: `redis://${endpoints[0]}`, keyPrefix: `${namespace}:` });
+  },
+  // A session of its own, set as the zk backend sets its lock client's (zk.ts).
+  zk: async ({ endpoints, namespace, ttlMs, sessionMs }) => {
+    const [{ ZkSharedLockClient }, { ZOOKEEPER_FOLLOWER_LAG_MS }, { zkSessionMs }] = await Promise.all([
+      import('@fencekit/zk'),
+      import('@fencekit/cluster'),
+      import('./zk.js'),
+    ]);
+    return new ZkSharedLockClient({
+      servers: endpoints,
+      sessionTimeoutMs: sessionMs ?? zkSessionMs(ttlMs),
+      followerLagMs: ZOOKEEPER_FOLLOWER_LAG_MS,
+      root: `/${namespace.replace(/[^A-Za-z0-9_-]/g, '_')}`,
+    });
+  },
+  etcd: async ({ endpoints, namespace }) => {
+    const { EtcdSharedLockClient } = await import('@fencekit/etcd');
+    return new EtcdSharedLockClient({ hosts: endpoints, prefix: namespace });
   },
 };
 
