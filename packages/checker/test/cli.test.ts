@@ -119,6 +119,39 @@ describe('fencekit-check lock checkers', () => {
     expect(json.checks.inventory.violations.map((v: { kind: string }) => v.kind)).toContain('lost-update');
   });
 
+  it('judges semaphore and read-write lock histories by name and under all (#19)', async () => {
+    const pool = new HistoryBuilder()
+      .resource(0, 'sem-enter', { client: 1, permits: 1, limit: 1 })
+      .resource(5, 'sem-enter', { client: 2, permits: 1, limit: 1 })
+      .resource(9, 'sem-leave', { client: 1 })
+      .resource(10, 'sem-leave', { client: 2 });
+    const over = await writeHistory('semaphore-over.jsonl', pool);
+    const named = await run(over, '--checker', 'semaphore', '--json');
+    expect(named.code).toBe(1);
+    expect(JSON.parse(named.out).checks.semaphore.violations[0]).toMatchObject({
+      kind: 'over-capacity',
+      peak: 2,
+    });
+    expect((await run(over, '--checker', 'all')).code).toBe(1);
+    const register = new HistoryBuilder()
+      .resource(0, 'rw-enter', { client: 1, mode: 'read', fence: '1', accepted: true })
+      .resource(1, 'rw-enter', { client: 2, mode: 'read', fence: '2', accepted: true })
+      .resource(2, 'rw-leave', { client: 1 })
+      .resource(3, 'rw-leave', { client: 2 })
+      .resource(4, 'rw-enter', { client: 3, mode: 'write', fence: '3', accepted: true })
+      .resource(5, 'rw-leave', { client: 3 });
+    const clean = await run(await writeHistory('rwlock-clean.jsonl', register), '--checker', 'all');
+    expect(clean.code, clean.out).toBe(0);
+    expect(clean.out).toMatch(/rwlock: ok/);
+    expect(clean.out).toMatch(
+      /semaphore: unknown \(nothing to check: no resource "sem-enter" lines; not counted/,
+    );
+    const noMode = new HistoryBuilder().resource(0, 'rw-enter', { client: 1, fence: '1' });
+    expect((await run(await writeHistory('rwlock-no-mode.jsonl', noMode), '--checker', 'rwlock')).code).toBe(
+      3,
+    );
+  });
+
   it('exits 0 for a clean history with --checker all', async () => {
     const h = new HistoryBuilder()
       .resource(0, 'init', { stock: 1 })

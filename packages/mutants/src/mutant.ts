@@ -9,7 +9,7 @@ export type MutantBackend = 'redis' | 'redlock' | 'zk' | 'etcd';
  * harness later than the mutant, and the command reports a mutant whose fault it lacks as not run.
  */
 export interface Exposure {
-  workload: 'inventory' | 'mutex' | 'election' | 'cron';
+  workload: 'inventory' | 'mutex' | 'election' | 'cron' | 'semaphore' | 'rwlock';
   /** `--fault` names; empty = contention alone exposes it. */
   faults: readonly string[];
   /** Off where the resource's fence check would hide a second holder from the resource-side checkers. */
@@ -42,7 +42,10 @@ export interface Mutant {
   /** Set when the mutant re-creates one of the five bugs of issue #13 as it was before its fix. */
   readonly bug?: string;
   readonly exposure: Exposure;
-  /** Checkers expected to convict it (the harness's names: mutex, fences, inventory, lease, liveness, bounds). */
+  /**
+   * Checkers expected to convict it (the harness's names: mutex, fences, inventory, lease, liveness, bounds,
+   * semaphore, semaphore-lease, rwlock, rwlock-lease).
+   */
   readonly checkers: readonly string[];
   install(): Promise<MutantHooks>;
 }

@@ -7,6 +7,7 @@ import {
 import { type Mutant, UnknownMutantError } from './mutant.js';
 import { redisFenceBeforeGrant, redisReleaseAnyHolder, redisValidityFromAnswer } from './redis.js';
 import { redlockCloseUnbounded, redlockHalfQuorum, redlockNoDrift } from './redlock.js';
+import { redisSemaphoreExtraPermit } from './shared-locks.js';
 import {
   zkReclaimLeavesOldLeaseArmed,
   zkValidityUncapped,
@@ -19,6 +20,7 @@ export const MUTANTS: readonly Mutant[] = [
   redisReleaseAnyHolder,
   redisFenceBeforeGrant,
   redisValidityFromAnswer,
+  redisSemaphoreExtraPermit,
   redlockHalfQuorum,
   redlockNoDrift,
   redlockCloseUnbounded,

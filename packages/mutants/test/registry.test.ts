@@ -10,7 +10,9 @@ describe('the mutant registry', () => {
       expect(m.name.startsWith(`${m.backend}-`), m.name).toBe(true);
       expect(m.breaks.length, m.name).toBeGreaterThan(20);
       expect(m.checkers.length, m.name).toBeGreaterThan(0);
-      expect(['inventory', 'mutex', 'election', 'cron']).toContain(m.exposure.workload);
+      expect(['inventory', 'mutex', 'election', 'cron', 'semaphore', 'rwlock']).toContain(
+        m.exposure.workload,
+      );
     }
   });
 

@@ -5,12 +5,15 @@
  */
 import { type Fence, type Lease, MemoryLockClient } from '@fencekit/core';
 import { serveLines } from '../rpc/line-socket.js';
+import { sharedLockHandler } from './memory-shared-server.js';
 
 const socketPath = process.argv[2];
 if (!socketPath) throw new Error('usage: memory-server <socket-path>');
 
 const locks = new MemoryLockClient();
 const leases = new Map<string, Lease<Fence>>();
+// Semaphores and read-write locks (ops `shared-*`), on their own engine beside the mutex.
+const shared = sharedLockHandler();
 
 function track(lease: Lease<Fence> | null): { owner: string; fence: string } | null {
   if (lease === null) return null;
@@ -20,6 +23,7 @@ function track(lease: Lease<Fence> | null): { owner: string; fence: string } | n
 }
 
 const server = await serveLines(socketPath, async (request) => {
+  if (typeof request.op === 'string' && request.op.startsWith('shared-')) return shared.handle(request);
   const resource = request.resource as string;
   const ttlMs = request.ttlMs as number;
   switch (request.op) {
@@ -47,7 +51,7 @@ const server = await serveLines(socketPath, async (request) => {
 process.send?.({ kind: 'ready' });
 const shutDown = () => {
   server.close();
-  void locks.close().finally(() => process.exit(0));
+  void Promise.allSettled([locks.close(), shared.close()]).finally(() => process.exit(0));
 };
 process.on('SIGTERM', shutDown);
 // Its parent (the harness) gone without a SIGTERM (it died): the IPC channel closes, and so does this (#20).

@@ -18,7 +18,7 @@ import {
 import { LineClient, RpcRemoteError, RpcTimeoutError } from '../rpc/line-socket.js';
 
 /** Slack on top of `waitMs` before an unanswered acquire counts as indeterminate. */
-const ANSWER_SLACK_MS = 2_000;
+export const ANSWER_SLACK_MS = 2_000;
 
 /**
  * A `LockClient` in a client process whose lock table lives in the in-memory lock server process.
@@ -106,7 +106,7 @@ export class RemoteLockClient implements LockClient<Fence> {
   }
 }
 
-function translate(
+export function translate(
   error: unknown,
   resource: string,
   operation: 'acquire' | 'extend' | 'release',

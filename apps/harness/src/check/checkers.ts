@@ -16,6 +16,7 @@ import {
   type MutexStats,
 } from '@fencekit/checker';
 import type { WorkloadName } from '../workloads/types.js';
+import { sharedLockCheckers } from './shared-checkers.js';
 
 export interface CheckPlan {
   workload: WorkloadName;
@@ -134,6 +135,10 @@ export function checkersFor(plan: CheckPlan): Record<string, Checker<History>> {
     case 'cron':
       // Cron's workers never wait (one tryAcquire per tick): leases and bounds, no liveness.
       return { cron: judge((h) => checkCron(h)), lease, bounds };
+    case 'semaphore':
+    case 'rwlock':
+      // Shared grants overlap by design: their own checks replace mutex, fences, lease and liveness.
+      return { ...sharedLockCheckers(plan.workload, Boolean(plan.fencing && plan.fenced)), bounds };
   }
 }
 

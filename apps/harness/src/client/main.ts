@@ -5,12 +5,13 @@
  * SIGSTOP it between its grant and its write.
  */
 import { loadBackend } from '../backends/index.js';
+import { type SharedLockBackend, withSharedLocks } from '../backends/shared-locks.js';
 import type { ClientBackend } from '../backends/types.js';
 import { installRequestedMutant } from '../mutation/client-hook.js';
 import { seededRandom } from '../nemesis/random.js';
 import { ResourceClient } from '../resource/client.js';
 import { EventPipe } from '../run/event-pipe.js';
-import { workloads } from '../workloads/index.js';
+import { SHARED_LOCK_WORKLOADS, workloads } from '../workloads/index.js';
 import type { ClientConfig, WorkloadContext } from '../workloads/types.js';
 import { sleep } from '../workloads/util.js';
 import { recordClose } from './close.js';
@@ -43,13 +44,18 @@ async function main(config: ClientConfig): Promise<void> {
     const factory = await loadBackend(config.backend);
     // Mutation mode only (`fencekit run --mutant`, `fencekit mutants`): patch the adapter before it connects.
     const mutation = await installRequestedMutant(config.backend);
-    backend = await factory.connect({
+    const connect = {
       endpoints: config.endpoints,
       namespace: config.namespace,
       ttlMs: config.ttlMs,
       ...(config.askedSessionMs === undefined ? {} : { sessionMs: config.askedSessionMs }),
-    });
+    };
+    backend = await factory.connect(connect);
     if (mutation) backend = mutation.wrap(backend);
+    // Semaphores and read-write locks, opened beside the mutex client for the workloads that use them.
+    if (SHARED_LOCK_WORKLOADS.has(config.workload)) {
+      backend = await withSharedLocks(config.backend, backend, connect);
+    }
     resource = await ResourceClient.connect(config.resourceSocket, config.opTimeoutMs);
   } catch (error) {
     process.send?.({ kind: 'error', message: (error as Error).message });
@@ -65,6 +71,7 @@ async function main(config: ClientConfig): Promise<void> {
     config,
     locks: backend.locks,
     elections: backend.elections,
+    sharedLocks: (backend as Partial<SharedLockBackend>).sharedLocks,
     guardedWrite: backend.guardedWrite,
     ...(backend.sends === undefined ? {} : { sends: backend.sends }),
     resource,

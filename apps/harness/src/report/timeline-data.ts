@@ -163,14 +163,33 @@ function believedHolds(
     return undefined; // a malformed fact: the lease checker reports it; the picture falls back
   }
   if (windows.length === 0) return undefined;
+  const shares = grantShares(history);
   return windows
     .filter((w) => typeof w.process === 'number' && w.end > w.start)
     .map((w) => ({
       lane: laneOf(w.process as number),
       start: w.start,
       end: Math.min(w.end, t1),
-      label: `${w.fence === undefined ? 'held' : `fence ${w.fence}`} (${w.grant}, ${w.endedBy === 'open' ? 'never ended' : `ended: ${w.endedBy}`})`,
+      label: `${w.fence === undefined ? 'held' : `fence ${w.fence}`}${shares.get(w.grant) ?? ''} (${w.grant}, ${w.endedBy === 'open' ? 'never ended' : `ended: ${w.endedBy}`})`,
     }));
+}
+
+/**
+ * What a shared grant holds, for its label: ", 2 of 3 permits" (semaphore) or ", write" (read-write lock),
+ * from its `ok`'s `permits`/`limit` or `mode`; nothing for a mutex grant.
+ */
+function grantShares(history: readonly HistoryEvent[]): Map<string, string> {
+  const shares = new Map<string, string>();
+  for (const e of history) {
+    if (e.type !== 'ok' || typeof e.value !== 'object' || e.value === null) continue;
+    const v = e.value as Record<string, unknown>;
+    if (typeof v.grant !== 'string') continue;
+    if (v.mode === 'read' || v.mode === 'write') shares.set(v.grant, `, ${v.mode}`);
+    else if (typeof v.permits === 'number' && typeof v.limit === 'number') {
+      shares.set(v.grant, `, ${v.permits} of ${v.limit} permits`);
+    }
+  }
+  return shares;
 }
 
 function closeHold(

@@ -42,6 +42,40 @@ export class ResourceClient {
     return this.#call({ op: 'run', client, tick, fence });
   }
 
+  /** A semaphore holder enters the pool with its `permits` (of `limit`); `inside` = permits held after it. */
+  semaphoreEnter(
+    client: number,
+    permits: number,
+    limit: number,
+    fence?: string,
+  ): Promise<{ inside: number }> {
+    return this.#call({ op: 'sem-enter', client, permits, limit, fence });
+  }
+
+  semaphoreLeave(client: number, fence?: string): Promise<unknown> {
+    return this.#call({ op: 'sem-leave', client, fence });
+  }
+
+  readWriteEnter(client: number, mode: 'read' | 'write', fence?: string): Promise<{ accepted: boolean }> {
+    return this.#call({ op: 'rw-enter', client, mode, fence });
+  }
+
+  /** The register's value (the grant that wrote it) and the fence it was written with. */
+  readWriteRead(
+    client: number,
+    fence?: string,
+  ): Promise<{ accepted: boolean; value: string | null; writtenFence: string | null }> {
+    return this.#call({ op: 'rw-read', client, fence });
+  }
+
+  readWriteWrite(client: number, value: string, fence?: string): Promise<{ accepted: boolean }> {
+    return this.#call({ op: 'rw-write', client, value, fence });
+  }
+
+  readWriteLeave(client: number, fence?: string): Promise<unknown> {
+    return this.#call({ op: 'rw-leave', client, fence });
+  }
+
   close(): void {
     this.#connection.close();
   }

@@ -2,6 +2,7 @@ import type { Server } from 'node:net';
 import { nowNs } from '../history/clock.js';
 import type { UnindexedEvent } from '../history/event.js';
 import { serveLines } from '../rpc/line-socket.js';
+import { SharedResource } from './shared-ops.js';
 import type { ResourceStore } from './store.js';
 
 /**
@@ -24,6 +25,8 @@ export function serveResource(options: ResourceOptions): Promise<Server> {
     record({ time, process: 'resource', type: 'ok', f, value });
     return time;
   };
+  // The semaphore pool and read-write register (shared-ops.ts), beside the inventory.
+  const shared = new SharedResource(store.fencing);
   return serveLines(options.socketPath, (request: Request) => {
     const client = request.client as number | string;
     const fenceText = typeof request.fence === 'string' ? request.fence : undefined;
@@ -66,8 +69,11 @@ export function serveResource(options: ResourceOptions): Promise<Server> {
         const time = emit('run', { client, tick: request.tick as number, ...withFence, accepted: true });
         return { accepted: true, time };
       }
-      default:
-        throw new Error(`unknown resource op ${JSON.stringify(request.op)}`);
+      default: {
+        const answer = shared.handle(request, emit);
+        if (answer === undefined) throw new Error(`unknown resource op ${JSON.stringify(request.op)}`);
+        return answer;
+      }
     }
   });
 }

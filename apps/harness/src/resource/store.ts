@@ -45,6 +45,11 @@ export class ResourceStore {
     };
   }
 
+  /** Whether stale fences are refused in this run. */
+  get fencing(): boolean {
+    return this.#fencing;
+  }
+
   read(): { stock: number; version: number } {
     const row = this.#statements.read.get() as { stock: bigint; version: bigint };
     return { stock: Number(row.stock), version: Number(row.version) };

@@ -1,4 +1,5 @@
 import { type TopologyFault, unsupportedFaults } from '@fencekit/cluster';
+import { sharedLockBackends } from '../backends/shared-locks.js';
 import type { BackendFactory } from '../backends/types.js';
 import { type FaultName, untriggerableFaults } from '../nemesis/faults.js';
 import { OptionsError, type ParsedRunOptions } from './options.js';
@@ -85,6 +86,12 @@ export function validateRun(options: ParsedRunOptions, factory: BackendFactory):
   const problems: string[] = [...externalProblems(options, factory)];
   if (options.fencing && !factory.safeFences && options.workload !== 'cas' && options.workload !== 'cron') {
     problems.push(`${factory.name} gives no safe fence, so fencing cannot apply: add --no-fencing`);
+  }
+  const shared = sharedLockBackends();
+  if ((options.workload === 'semaphore' || options.workload === 'rwlock') && !shared.includes(factory.name)) {
+    problems.push(
+      `the ${options.workload} workload needs semaphores and read-write locks, which the harness drives on ${shared.join(', ')}`,
+    );
   }
   if (options.workload === 'election' && !factory.safeFences && !factory.nativeElection) {
     problems.push(`the election workload needs terms; ${factory.name} has neither fences nor an election`);

@@ -1,6 +1,7 @@
 import { BACKENDS, type BackendName } from '../backends/types.js';
 import { FAULT_NAMES } from '../nemesis/faults.js';
 import { OptionsError, type RunOptionsInput } from '../run/options.js';
+import { sharedLockCells } from './shared-lock-cells.js';
 
 /** One cell of the suite, with the verdict the seed's argument predicts for it. */
 export interface SuiteEntry {
@@ -162,6 +163,8 @@ export function suiteMatrix(short: boolean, seeds = short ? 1 : 3, firstSeed = F
         'a Redis restarted without persistence counts fences from 1 again: the resource refuses them',
       ),
     );
+    // Semaphores and read-write locks (issue #19): see shared-lock-cells.ts for each prediction.
+    entries.push(...sharedLockCells(q, l).map((c) => e(c.options, c.expect, c.why)));
     if (!short) entries.push(...replicatedRedis(firstSeed + s));
   }
   return entries;

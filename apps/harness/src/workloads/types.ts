@@ -1,9 +1,10 @@
 import type { ElectionClient, Fence, LockClient } from '@fencekit/core';
+import type { SharedLocks } from '../backends/shared-locks.js';
 import type { BackendName, ClientBackend } from '../backends/types.js';
 import type { OpRecorder } from '../client/recorder.js';
 import type { ResourceClient } from '../resource/client.js';
 
-export const WORKLOADS = ['inventory', 'mutex', 'election', 'cron', 'cas'] as const;
+export const WORKLOADS = ['inventory', 'mutex', 'election', 'cron', 'cas', 'semaphore', 'rwlock'] as const;
 export type WorkloadName = (typeof WORKLOADS)[number];
 
 /** Everything a client process is told at start; JSON, sent over IPC. */
@@ -41,6 +42,8 @@ export interface WorkloadContext {
   readonly config: ClientConfig;
   readonly locks: LockClient<Fence | undefined>;
   readonly elections: ElectionClient | undefined;
+  /** Semaphores and read-write locks: opened only for the `semaphore` and `rwlock` workloads. */
+  readonly sharedLocks?: SharedLocks | undefined;
   /** The store-side guard, used for writes when fencing is on and the backend has one. */
   readonly guardedWrite: ClientBackend['guardedWrite'];
   /** When grant requests were sent, where the server counts the TTL from them (`ClientBackend.sends`). */

@@ -4,7 +4,15 @@ import type { IndependentMode, SemanticsName } from '../models/semantics.js';
 import { parseDuration as parseDurationText, parseSize as parseSizeText, UnitSyntaxError } from '../units.js';
 
 /** The lock checks the CLI can run, by name. */
-export const LOCK_CHECKERS = ['mutex', 'fence', 'inventory', 'cron', 'election'] as const;
+export const LOCK_CHECKERS = [
+  'mutex',
+  'fence',
+  'inventory',
+  'cron',
+  'election',
+  'semaphore',
+  'rwlock',
+] as const;
 export type LockChecker = (typeof LOCK_CHECKERS)[number];
 export const FORMATS: HistoryFormat[] = ['jsonl', 'edn', 'porcupine-log'];
 

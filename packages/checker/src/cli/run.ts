@@ -18,6 +18,8 @@ import { RESOURCE_PROCESS } from '../lock/events.js';
 import { checkFences } from '../lock/fence.js';
 import { checkInventory } from '../lock/inventory.js';
 import { checkMutex } from '../lock/mutex.js';
+import { checkReadWriteLock } from '../lock/rwlock.js';
+import { checkSemaphore } from '../lock/semaphore.js';
 import type { AnyModel } from '../models/model.js';
 import {
   type AppliedSemantics,
@@ -322,6 +324,11 @@ function lockCheck(
       return checkCron(history, { deadline });
     case 'election':
       return checkElection(history, { deadline });
+    case 'semaphore':
+      return checkSemaphore(history, { deadline });
+    case 'rwlock':
+      // Whether the resource refused stale fences is not in the history: every overlap is judged.
+      return checkReadWriteLock(history, { deadline });
   }
 }
 

@@ -56,3 +56,20 @@ export {
   type MutexResult,
   type MutexStats,
 } from './mutex.js';
+export {
+  checkReadWriteLeases,
+  checkReadWriteLock,
+  type ReadWriteCheckOptions,
+  type ReadWriteResult,
+  type ReadWriteStats,
+  type ReadWriteViolation,
+} from './rwlock.js';
+export {
+  checkSemaphore,
+  checkSemaphoreLeases,
+  type SemaphoreCheckOptions,
+  type SemaphoreResult,
+  type SemaphoreStats,
+  type SemaphoreViolation,
+} from './semaphore.js';
+export type { HolderMode, Holding } from './shared-holders.js';
