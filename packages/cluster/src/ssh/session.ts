@@ -1,7 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { InvalidArgumentError } from '@fencekit/core';
 import { RemoteTimeoutError, SshConnectionError } from '../errors.js';
+import { trackPid, untrackPid } from '../local/reaper.js';
 
 /** One node as the user names it: `--nodes`, `--ssh-user`, `--ssh-key`, `--ssh-port`. */
 export interface SshTarget {
@@ -137,9 +138,17 @@ export class SshSession {
       [...this.common(), '-M', '-N', '-o', 'ControlMaster=yes', '-o', 'ControlPersist=no', this.host],
       {
         stdio: ['ignore', 'ignore', 'pipe'],
+        // Its own process group: a Ctrl-C at the terminal reaches us, not the master, so the heal that follows
+        // still has its connection. The reaper kills it if we exit without closing.
+        detached: true,
       },
     );
     this.master = master;
+    const pid = master.pid;
+    if (pid !== undefined) {
+      trackPid(pid);
+      master.once('exit', () => untrackPid(pid));
+    }
     master.stderr?.setEncoding('utf8');
     master.stderr?.on('data', (chunk: string) => {
       if (stderr.length < 8_192) stderr += chunk;
@@ -238,6 +247,26 @@ export class SshSession {
         else resolve({ exitCode: code ?? 255, stdout, stderr });
       });
     });
+  }
+
+  /**
+   * `run`, synchronously: for the clean-up at exit, when no promise will be awaited. Over the master if it is
+   * still up, else a connection of its own; bounded by `timeoutMs`. Its exit code (255: ssh failed, or timed out).
+   */
+  runSync(script: string, timeoutMs = 15_000): number {
+    const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
+    const result = spawnSync(
+      'ssh',
+      [
+        ...this.common(),
+        '-o',
+        'ControlMaster=no',
+        this.host,
+        `timeout --kill-after=1 ${seconds} sh -c ${shellQuote(script)}`,
+      ],
+      { stdio: 'ignore', timeout: timeoutMs + 2_500, killSignal: 'SIGKILL' },
+    );
+    return result.status ?? 255;
   }
 
   /** Like `run`, but a non-zero exit is an error carrying the end of the output. */
