@@ -10,6 +10,7 @@ export {
   EndpointUnreachableError,
   NodeNotRunningError,
   ProxyRequiredError,
+  RemoteCommandError,
   RemoteTimeoutError,
   ServerFaultRefusedError,
   SshConnectionError,

@@ -251,7 +251,7 @@ export function parseProvider(text: string, options?: { ssh: true }): 'auto' | '
   if (text === 'auto' || text === 'local' || text === 'docker') return text;
   if (options?.ssh && text === 'ssh') return text;
   throw new OptionsError(
-    `--provider: auto, local${options?.ssh ? ', docker or ssh' : ' or docker'}, got "${text}"`,
+    `--provider: auto, local or docker${options?.ssh ? ', or ssh (with --nodes)' : ''}, got "${text}"`,
   );
 }
 

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { UnsupportedFaultError } from '../errors.js';
+import { RemoteCommandError, UnsupportedFaultError } from '../errors.js';
 import type { LaunchSpec, NodeLayout } from '../local/recipe.js';
 import type { ClusterNode } from '../types.js';
 import {
@@ -59,8 +59,11 @@ export class SshNode implements ClusterNode {
     const result = await this.run(script, options);
     if (result.exitCode !== 0) {
       const what = options.what ?? script.split('\n')[0]!.slice(0, 80);
-      throw new Error(
-        `${what} on ${this.id} (${this.session.name}): exit ${result.exitCode}: ${`${result.stdout}${result.stderr}`.trim().slice(-2_000)}`,
+      throw new RemoteCommandError(
+        `${this.id} (${this.session.name})`,
+        what,
+        result.exitCode,
+        `${result.stdout}${result.stderr}`.trim().slice(-2_000),
       );
     }
     return result.stdout;

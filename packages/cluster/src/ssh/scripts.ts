@@ -47,12 +47,15 @@ esac
 echo "installed:$missing"`;
 }
 
-/** Lines `<pid> <run id> <state letter>` for every process whose environment has FENCEKIT_RUN. */
-const FENCEKIT_PROCESSES = `for e in /proc/[0-9]*/environ; do
-  p=\${e#/proc/}; p=\${p%/environ}
+/**
+ * Lines `<pid> <run id> <state letter>` for every process whose environment has FENCEKIT_RUN, from `proc` (tests
+ * give another directory: on a host that runs test nodes, /proc shows the nodes' servers too).
+ */
+const fencekitProcesses = (proc = '/proc') => `for e in ${shellQuote(proc)}/[0-9]*/environ; do
+  p=\${e%/environ}; p=\${p##*/}
   r=$(tr '\\0' '\\n' < "$e" 2> /dev/null | sed -n 's/^${RUN_ENV}=//p' | head -n 1)
   [ -n "$r" ] || continue
-  s=$(sed -n 's/^.*) \\(.\\).*$/\\1/p' "/proc/$p/stat" 2> /dev/null)
+  s=$(sed -n 's/^.*) \\(.\\).*$/\\1/p' ${shellQuote(proc)}"/$p/stat" 2> /dev/null)
   echo "$p $r $s"
 done`;
 
@@ -69,9 +72,9 @@ done`;
  * one is resumed first, then all are killed: their ports are needed), every old run directory. Prints one line
  * per thing it healed (`rule …`, `stopped <pid> <run>`, `killed <pid> <run>`, `dir <path>`).
  */
-export function sweepScript(baseDir: string): string {
+export function sweepScript(baseDir: string, proc?: string): string {
   return `${deleteRules(RULE_TAG)}
-(${FENCEKIT_PROCESSES}) | while read -r p r s; do
+(${fencekitProcesses(proc)}) | while read -r p r s; do
   [ "$s" = T ] && echo "stopped $p $r"
   kill -CONT "$p" 2> /dev/null; kill -KILL "$p" 2> /dev/null && echo "killed $p $r"
 done
@@ -106,7 +109,7 @@ done`;
 /** This run's processes resumed, killed and waited for (bounded), and its rules removed: the end of a run. */
 export function stopRunScript(runId: string): string {
   return `${healLinksScript(runId)}
-pids() { (${FENCEKIT_PROCESSES}) | awk -v run=${shellQuote(runId)} '$2 == run {print $1}'; }
+pids() { (${fencekitProcesses()}) | awk -v run=${shellQuote(runId)} '$2 == run {print $1}'; }
 for p in $(pids); do kill -CONT "$p" 2> /dev/null; kill -KILL "$p" 2> /dev/null; done
 i=0; while [ -n "$(pids)" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
 [ -z "$(pids)" ]`;

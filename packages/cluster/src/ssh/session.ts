@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { InvalidArgumentError } from '@fencekit/core';
-import { RemoteTimeoutError, SshConnectionError } from '../errors.js';
+import { RemoteCommandError, RemoteTimeoutError, SshConnectionError } from '../errors.js';
 import { trackPid, untrackPid } from '../local/reaper.js';
 
 /** One node as the user names it: `--nodes`, `--ssh-user`, `--ssh-key`, `--ssh-port`. */
@@ -274,8 +274,11 @@ export class SshSession {
     const result = await this.run(script, options);
     if (result.exitCode !== 0) {
       const what = options?.what ?? script.split('\n')[0]!.slice(0, 80);
-      throw new Error(
-        `${what} on ${this.name}: exit ${result.exitCode}: ${`${result.stdout}${result.stderr}`.trim().slice(-2_000)}`,
+      throw new RemoteCommandError(
+        this.name,
+        what,
+        result.exitCode,
+        `${result.stdout}${result.stderr}`.trim().slice(-2_000),
       );
     }
     return result.stdout;
