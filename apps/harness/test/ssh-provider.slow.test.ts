@@ -165,6 +165,7 @@ ls /var/lib/fencekit 2> /dev/null | sed 's/^/dir /'`,
           out,
           '--provider',
           'ssh',
+          '--json',
           ...login,
         ],
         // The progress line the nemesis prints as it applies a fault (the run id names the faults too).
@@ -172,6 +173,10 @@ ls /var/lib/fencekit 2> /dev/null | sed 's/^/dir /'`,
       );
       expect(result.stderr).toMatch(/interrupted: healing faults/);
       expect(await leftovers()).toEqual([]);
+      // The graceful teardown still had the servers' logs to copy: the interrupt healed, it did not wipe first.
+      const { dir: runDir } = JSON.parse(result.stdout) as { dir: string };
+      for (const id of ['n1', 'n2', 'n3'])
+        expect(readFileSync(join(runDir, 'nodes', id, 'server.log'), 'utf8')).toMatch(/"level":"info"/);
     }, 240_000);
 
     it('a later start heals what a killed run left (a tagged rule, a stopped server) and says so', async () => {

@@ -15,7 +15,15 @@ import type { Topology } from '../types.js';
 import { SshLinks } from './links.js';
 import { SshNode } from './node.js';
 import type { ResolvedSsh } from './options.js';
-import { asRoot, installScript, shimCheckScript, stopRunScript, sweepScript } from './scripts.js';
+import {
+  asRoot,
+  healLinksScript,
+  installScript,
+  resumeRunScript,
+  shimCheckScript,
+  stopRunScript,
+  sweepScript,
+} from './scripts.js';
 import { SshSession, shellQuote } from './session.js';
 
 /** Standard ports: each node is its own machine. */
@@ -107,8 +115,9 @@ export class SshCluster extends ProviderCluster<SshNode> {
     const owner = {};
     const dir = `${ssh.baseDir}/${ssh.runId}`;
     // Until the cluster owns them: whatever was started is stopped on the nodes even if we die meanwhile.
-    trackCleanup(owner, () => {
-      for (const s of sessions) s.runSync(endRun(ssh.runId, dir));
+    trackCleanup(owner, (final) => {
+      for (const s of sessions) s.runSync(final ? endRun(ssh.runId, dir) : healRun(ssh.runId));
+      return 'keep';
     });
     try {
       const opened = await Promise.all(
@@ -179,8 +188,11 @@ export class SshCluster extends ProviderCluster<SshNode> {
         clockRefused,
       );
       untrackCleanup(owner);
-      trackCleanup(cluster, () => {
-        for (const n of nodes) n.session.runSync(endRun(ssh.runId, dir));
+      // At the end: stopped and wiped on every node. On a signal someone else handles (the harness's Ctrl-C), only
+      // healed (rules gone, servers resumed) at once: the teardown that follows collects the logs, then wipes.
+      trackCleanup(cluster, (final) => {
+        for (const n of nodes) n.session.runSync(final ? endRun(ssh.runId, dir) : healRun(ssh.runId));
+        return 'keep';
       });
       await cluster.boot(options, async () => {
         await Promise.all(nodes.map((n) => n.writeFiles()));
@@ -247,6 +259,11 @@ async function finish(node: SshNode, ssh: ResolvedSsh): Promise<void> {
   } finally {
     await node.session.close();
   }
+}
+
+/** This run's faults undone on a node at once, as root: its rules removed, its processes resumed. */
+function healRun(runId: string): string {
+  return asRoot(`${healLinksScript(runId)}; ${resumeRunScript(runId)}`);
 }
 
 /** The whole end of a run on a node, as root, in one command: for clean-ups that cannot do it step by step. */

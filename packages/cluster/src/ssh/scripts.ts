@@ -106,6 +106,11 @@ export function cutScript(runId: string, peers: readonly string[]): string {
 done`;
 }
 
+/** This run's stopped processes resumed (a heal's part that needs no bookkeeping). */
+export function resumeRunScript(runId: string): string {
+  return `(${fencekitProcesses()}) | awk -v run=${shellQuote(runId)} '$2 == run && $3 == "T" {print $1}' | while read -r p; do kill -CONT "$p"; done; true`;
+}
+
 /** This run's processes resumed, killed and waited for (bounded), and its rules removed: the end of a run. */
 export function stopRunScript(runId: string): string {
   return `${healLinksScript(runId)}

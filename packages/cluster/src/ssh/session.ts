@@ -2,7 +2,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { InvalidArgumentError } from '@fencekit/core';
 import { RemoteCommandError, RemoteTimeoutError, SshConnectionError } from '../errors.js';
-import { trackPid, untrackPid } from '../local/reaper.js';
+import { trackCleanup, untrackCleanup } from '../local/reaper.js';
 
 /** One node as the user names it: `--nodes`, `--ssh-user`, `--ssh-key`, `--ssh-port`. */
 export interface SshTarget {
@@ -139,16 +139,17 @@ export class SshSession {
       {
         stdio: ['ignore', 'ignore', 'pipe'],
         // Its own process group: a Ctrl-C at the terminal reaches us, not the master, so the heal that follows
-        // still has its connection. The reaper kills it if we exit without closing.
+        // still has its connection. The reaper kills it when we exit without closing (not on a signal someone
+        // handles: the heal needs it then).
         detached: true,
       },
     );
     this.master = master;
-    const pid = master.pid;
-    if (pid !== undefined) {
-      trackPid(pid);
-      master.once('exit', () => untrackPid(pid));
-    }
+    trackCleanup(this, (final) => {
+      if (!final) return 'keep';
+      master.kill('SIGKILL');
+    });
+    master.once('exit', () => untrackCleanup(this));
     master.stderr?.setEncoding('utf8');
     master.stderr?.on('data', (chunk: string) => {
       if (stderr.length < 8_192) stderr += chunk;
