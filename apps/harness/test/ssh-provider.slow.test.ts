@@ -176,8 +176,31 @@ ls /var/lib/fencekit 2> /dev/null | sed 's/^/dir /'`,
       // The graceful teardown still had the servers' logs to copy: the interrupt healed, it did not wipe first.
       const { dir: runDir } = JSON.parse(result.stdout) as { dir: string };
       for (const id of ['n1', 'n2', 'n3'])
-        expect(readFileSync(join(runDir, 'nodes', id, 'server.log'), 'utf8')).toMatch(/"level":"info"/);
+        expect(
+          readFileSync(join(runDir, 'nodes', id, 'server.log'), 'utf8'),
+          `${id}\n${result.stderr.slice(-4_000)}`,
+        ).toMatch(/"level":"info"/);
     }, 240_000);
+
+    it('suite --short --provider ssh: one cell per consensus backend, both as predicted (ok)', async () => {
+      const result = await fencekit(
+        ['suite', '--short', '--provider', 'ssh', '--out', out, '--json', ...login],
+        {
+          boundMs: 400_000,
+        },
+      );
+      const suite = JSON.parse(result.stdout || '{}') as {
+        agrees: boolean;
+        runs: { backend: string; verdict: string | null; error: string | null }[];
+      };
+      expect(result.code, result.stderr.slice(-3_000)).toBe(0);
+      expect(suite.runs.map((r) => [r.backend, r.verdict])).toEqual([
+        ['etcd', 'ok'],
+        ['zk', 'ok'],
+      ]);
+      expect(suite.agrees).toBe(true);
+      expect(await leftovers()).toEqual([]);
+    }, 420_000);
 
     it('a later start heals what a killed run left (a tagged rule, a stopped server) and says so', async () => {
       await net.exec(

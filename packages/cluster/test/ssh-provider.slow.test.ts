@@ -101,6 +101,33 @@ setInterval(() => {}, 1000);
       expect(await leftovers()).toEqual([]);
     }, 180_000);
 
+    it('redis-independent: one Redis per node, killed and restarted there, latency through the proxy here', async () => {
+      const cluster = await startCluster({
+        topology: 'redis-independent',
+        provider: 'ssh',
+        nodes: net.hosts,
+        ssh,
+        proxy: true,
+      });
+      try {
+        expect(cluster.endpoints).toHaveLength(3);
+        await cluster.faults.kill('n3');
+        expect((await cluster.faults.observe({ fault: 'kill', node: 'n3', phase: 'started' })).seen).toBe(
+          true,
+        );
+        await cluster.faults.latency('n1', { ms: 200 });
+        const slow = await cluster.faults.observe({ fault: 'latency', node: 'n1', phase: 'started' });
+        expect(slow.seen, slow.detail).toBe(true);
+        await cluster.faults.heal();
+        expect((await cluster.faults.observe({ fault: 'kill', node: 'n3', phase: 'healed' })).seen).toBe(
+          true,
+        );
+      } finally {
+        await cluster.close();
+      }
+      expect(await leftovers()).toEqual([]);
+    }, 180_000);
+
     it('a node that cannot be reached fails the start with SshConnectionError, the others left clean', async () => {
       const error = await startCluster({
         topology: 'etcd',

@@ -120,6 +120,32 @@ export class SshNode implements ClusterNode {
    * Copies the server's log (its last 8 MiB) and configuration into `<localDir>/<id>/`, with the command line it
    * ran (etcd takes its configuration as flags). Best effort: a node that cannot be reached leaves a note instead.
    */
+  /**
+   * One file of the run dir (its last 8 MiB): the node says its size first, so a copy that arrives short is
+   * asked again (twice at most) and, if still short, marked as such rather than passed off as the whole file.
+   */
+  private async copyHome(name: string): Promise<string> {
+    const path = shellQuote(`${this.dir}/${name}`);
+    let got = '';
+    let expected = 0;
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      try {
+        const result = await this.run(`wc -c < ${path} && tail -c ${COPY_BYTES} ${path}`, {
+          timeoutMs: 60_000,
+          what: `copying ${name}`,
+        });
+        if (result.exitCode !== 0) return `(not copied: ${result.stderr.trim()})\n`;
+        const newline = result.stdout.indexOf('\n');
+        expected = Math.min(Number(result.stdout.slice(0, newline)), COPY_BYTES);
+        got = result.stdout.slice(newline + 1);
+        if (Buffer.byteLength(got) >= expected) return got;
+      } catch (error) {
+        if (attempt === 3) return `(not copied: ${(error as Error).message})\n`;
+      }
+    }
+    return `${got}\n(fencekit: copy short: the node reported ${expected} bytes, ${Buffer.byteLength(got)} arrived)\n`;
+  }
+
   async collect(localDir: string): Promise<void> {
     const dir = join(localDir, this.id);
     mkdirSync(dir, { recursive: true });
@@ -131,21 +157,12 @@ export class SshNode implements ClusterNode {
     const files = ['server.log', ...Object.keys(spec.files ?? {})];
     for (const name of files) {
       const local = join(dir, name.replaceAll('/', '_'));
-      try {
-        const result = await this.run(`tail -c 8388608 ${shellQuote(`${this.dir}/${name}`)}`, {
-          timeoutMs: 60_000,
-          what: `copying ${name}`,
-        });
-        writeFileSync(
-          local,
-          result.exitCode === 0 ? result.stdout : `(not copied: ${result.stderr.trim()})\n`,
-        );
-      } catch (error) {
-        writeFileSync(local, `(not copied: ${(error as Error).message})\n`);
-      }
+      writeFileSync(local, await this.copyHome(name));
     }
   }
 }
+
+const COPY_BYTES = 8 << 20;
 
 /** The run id is the run directory's last component (`<baseDir>/<run id>`). */
 function runIdOf(dir: string): string {
