@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { InvalidArgumentError } from '@fencekit/core';
 import { afterAll, describe, expect, it } from 'vitest';
+import { clockShimPath } from '../src/native.js';
 import { resolveOptions } from '../src/options.js';
 import { resolveSsh } from '../src/ssh/options.js';
-import { cutScript, healLinksScript, startScript, sweepScript } from '../src/ssh/scripts.js';
+import { cutScript, healLinksScript, shimCheckScript, startScript, sweepScript } from '../src/ssh/scripts.js';
 
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'fk-ssh-cmd-'));
@@ -152,6 +153,23 @@ describe('ssh provider scripts', () => {
     ]);
     expect(cutScript('fk-1', ["a'b"])).toContain(`'a'\\''b'`);
   });
+
+  it.skipIf(!clockShimPath())(
+    'tries the shim with the loader, and names a machine type it was not built for',
+    async () => {
+      const shim = clockShimPath()!;
+      const arch = (await run('uname', ['-m'])).stdout.trim();
+      expect((await run('sh', ['-c', shimCheckScript(shim, arch)])).stdout.trim()).toBe('ok');
+      expect((await run('sh', ['-c', shimCheckScript(shim, 'sparc64')])).stdout.trim()).toBe(
+        `the node is ${arch}, the shim was built for sparc64`,
+      );
+      const bogus = join(dir, 'not-a-library.so');
+      writeFileSync(bogus, 'not an ELF file');
+      expect((await run('sh', ['-c', shimCheckScript(bogus, arch)])).stdout).toMatch(
+        /loader refuses the shim/,
+      );
+    },
+  );
 
   it('starts a server in its own session, tagged with the run, arguments quoted', () => {
     const script = startScript(
