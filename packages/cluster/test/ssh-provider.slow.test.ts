@@ -1,5 +1,6 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SshConnectionError, startCluster } from '../src/index.js';
 import { type SshNodeNetwork, sshNodesUnavailable, startSshNetwork } from './support/ssh-node.js';
@@ -137,6 +138,20 @@ setInterval(() => {}, 1000);
       }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(SshConnectionError);
       expect(await leftovers()).toEqual([]);
+      // The nodes that answered got no master connection left open here (their opening outlived the failure).
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      // pgrep itself, not through sh (whose own command line would match); exit 1 means none.
+      const masters = await promisify(execFile)('pgrep', [
+        '-a',
+        '-P',
+        String(process.pid),
+        '-f',
+        'ControlMaster=yes',
+      ]).then(
+        (r) => r.stdout.trim(),
+        (e: { code?: number; stdout?: string }) => (e.code === 1 ? '' : `pgrep failed: ${e.stdout}`),
+      );
+      expect(masters).toBe('');
     }, 120_000);
   },
 );

@@ -120,7 +120,8 @@ export class SshCluster extends ProviderCluster<SshNode> {
       return 'keep';
     });
     try {
-      const opened = await Promise.all(
+      // Settled, not raced: a failure must not leave other nodes' connections opening after the clean-up ran.
+      const opened = await allSettled(
         ssh.targets.map(async (target) => {
           const session = await SshSession.open(target, {
             controlDir,
@@ -147,7 +148,7 @@ export class SshCluster extends ProviderCluster<SshNode> {
       }));
       const shim = recipe.clockShim && options.clockShim ? clockShimPath() : undefined;
       const token = clusterToken();
-      const prepared = await Promise.all(
+      const prepared = await allSettled(
         layouts.map(async (layout, i) => {
           const session = opened[i]!;
           let endpoint = `${ssh.hosts[i]}:${ports.client}`;
@@ -259,6 +260,14 @@ async function finish(node: SshNode, ssh: ResolvedSsh): Promise<void> {
   } finally {
     await node.session.close();
   }
+}
+
+/** Like `Promise.all`, but rejects (with the first failure) only once every promise has settled. */
+async function allSettled<T>(promises: readonly Promise<T>[]): Promise<T[]> {
+  const results = await Promise.allSettled(promises);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
 }
 
 /** This run's faults undone on a node at once, as root: its rules removed, its processes resumed. */
