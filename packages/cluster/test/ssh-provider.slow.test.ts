@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SshConnectionError, startCluster } from '../src/index.js';
@@ -34,6 +34,11 @@ describe.skipIf(unavailable !== undefined)(
       await net?.stop();
       rmSync(dir, { recursive: true, force: true });
     });
+
+    /** The ssh provider's control directories in /tmp (mkdtemp '/tmp/fk-ssh-'). */
+    function controlDirsNow(): string[] {
+      return readdirSync('/tmp').filter((d) => d.startsWith('fk-ssh-'));
+    }
 
     async function leftovers(): Promise<string[]> {
       const found: string[] = [];
@@ -77,6 +82,7 @@ await cluster.faults.pause('n2');
 console.log('FAULTED');
 setInterval(() => {}, 1000);
 `;
+      const controlDirsBefore = controlDirsNow();
       const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
         cwd: new URL('..', import.meta.url).pathname,
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -100,6 +106,8 @@ setInterval(() => {}, 1000);
       expect(await exit).toBe('SIGINT');
       clearTimeout(killer);
       expect(await leftovers()).toEqual([]);
+      // Nor here: its ssh control directory (named on its stderr by nothing, so found by what it held) is gone.
+      expect(controlDirsNow().filter((d) => !controlDirsBefore.includes(d))).toEqual([]);
     }, 180_000);
 
     it('redis-independent: one Redis per node, killed and restarted there, latency through the proxy here', async () => {

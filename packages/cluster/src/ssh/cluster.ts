@@ -117,6 +117,7 @@ export class SshCluster extends ProviderCluster<SshNode> {
     // Until the cluster owns them: whatever was started is stopped on the nodes even if we die meanwhile.
     trackCleanup(owner, (final) => {
       for (const s of sessions) s.runSync(final ? endRun(ssh.runId, dir) : healRun(ssh.runId));
+      if (final) rmSync(controlDir, { recursive: true, force: true });
       return 'keep';
     });
     try {
@@ -193,6 +194,7 @@ export class SshCluster extends ProviderCluster<SshNode> {
       // healed (rules gone, servers resumed) at once: the teardown that follows collects the logs, then wipes.
       trackCleanup(cluster, (final) => {
         for (const n of nodes) n.session.runSync(final ? endRun(ssh.runId, dir) : healRun(ssh.runId));
+        if (final) rmSync(controlDir, { recursive: true, force: true });
         return 'keep';
       });
       await cluster.boot(options, async () => {
