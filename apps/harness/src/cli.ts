@@ -22,7 +22,14 @@ import { consoleProgress } from './run/progress.js';
 import { runOnce } from './run/run.js';
 import { describeEvidence } from './suite/evidence.js';
 import { suiteExitCode } from './suite/exit.js';
-import { parseFirstSeed, parseProvider, parseSeeds, selectEntries, suiteMatrix } from './suite/matrix.js';
+import {
+  parseFirstSeed,
+  parseProvider,
+  parseSeeds,
+  selectEntries,
+  sshMatrix,
+  suiteMatrix,
+} from './suite/matrix.js';
 import { type SuiteResults, suiteResults } from './suite/results.js';
 import type { SuiteOutcome } from './suite/suite.js';
 import { runSuite } from './suite/suite.js';
@@ -93,10 +100,22 @@ program
   .option('--no-fencing', 'the resource accepts writes whatever their fence')
   .option(
     '--provider <name>',
-    'where servers run: auto, local, docker; external = servers you run (--endpoints), client-side faults only',
+    'where servers run: auto, local, docker; ssh = machines you name (--nodes); external = servers you run (--endpoints), client-side faults only',
     'auto',
   )
   .option('--endpoints <list>', '--provider external: the servers’ client endpoints, host:port,host:port')
+  .option(
+    '--nodes <list>',
+    '--provider ssh: the machines, host[:port],… (it installs, starts, faults and WIPES servers there: never production)',
+  )
+  .option('--ssh-user <name>', '--provider ssh: login user (not root: commands run with sudo -n)')
+  .option('--ssh-key <path>', '--provider ssh: private key file (its path only is used; never printed)')
+  .option('--ssh-port <n>', '--provider ssh: ssh port of nodes named without one (default 22)')
+  .option('--ssh-host-keys <mode>', '--provider ssh: strict (default: host keys already known) or accept-new')
+  .option(
+    '--ssh-known-hosts <file>',
+    '--provider ssh: known_hosts file to check (and, with accept-new, record) keys in',
+  )
   .option('--ttl <duration>', 'lock TTL (default: per backend)')
   .option('--session <duration>', 'zk session timeout apart from the TTL (default: max(4s, TTL))')
   .option('--window <duration>', 'gap between a client’s lease check and its write', '30ms')
@@ -120,6 +139,7 @@ program
       fencing: o.fencing as boolean,
       provider: o.provider as never,
       ...(o.endpoints ? { endpoints: o.endpoints as string } : {}),
+      ...sshFlags(o),
       ...(o.ttl ? { ttl: o.ttl as string } : {}),
       ...(o.session ? { session: o.session as string } : {}),
       window: o.window as string,
@@ -160,7 +180,16 @@ program
   .option('--seed <n>', 'first seed of every cell (then n+1, …)', String(7))
   .option('--backends <list>', `only these backends (${BACKENDS.join(', ')})`)
   .option('--faults <list>', 'only the cells whose faults include one of these')
-  .option('--provider <name>', 'auto, local, docker', 'auto')
+  .option('--provider <name>', 'auto, local, docker; ssh: one cell per consensus backend on --nodes', 'auto')
+  .option(
+    '--nodes <list>',
+    '--provider ssh: the machines, host[:port],… (servers there are installed and WIPED)',
+  )
+  .option('--ssh-user <name>', '--provider ssh: login user')
+  .option('--ssh-key <path>', '--provider ssh: private key file (never printed)')
+  .option('--ssh-port <n>', '--provider ssh: ssh port of nodes named without one')
+  .option('--ssh-host-keys <mode>', '--provider ssh: strict (default) or accept-new')
+  .option('--ssh-known-hosts <file>', '--provider ssh: known_hosts file')
   .option('--out <dir>', 'reports directory', 'reports')
   .option('--json', 'print the runs and the per-cell figures as JSON on stdout (instead of the tables)')
   .action(
@@ -174,13 +203,21 @@ program
       out: string;
       json?: boolean;
     }) => {
-      const provider = parseProvider(o.provider);
-      const matrix = suiteMatrix(Boolean(o.short), parseSeeds(o.seeds), parseFirstSeed(o.seed));
+      const provider = parseProvider(o.provider, { ssh: true });
+      const ssh = sshFlags(o);
+      // The ssh flags are checked once, as a run's would be, so a bad one is a usage error before any run.
+      if (provider === 'ssh' || Object.keys(ssh).length > 0)
+        parseRunOptions({ backend: 'etcd', workload: 'inventory', provider: provider as never, ...ssh });
+      const matrix =
+        provider === 'ssh'
+          ? sshMatrix(Boolean(o.short), parseSeeds(o.seeds), parseFirstSeed(o.seed))
+          : suiteMatrix(Boolean(o.short), parseSeeds(o.seeds), parseFirstSeed(o.seed));
       const entries = selectEntries(matrix, o);
       const started = performance.now();
       const outcomes = await runSuite(entries, {
         out: o.out,
         provider,
+        ...(provider === 'ssh' ? { ssh } : {}),
         signal: interruptible(),
         sink: progress,
       });
@@ -266,6 +303,22 @@ program
     const index = writeSiteIndex(o.out, { warn });
     process.stdout.write(`${pages} run pages; ${resolve(index)}\n`);
   });
+
+/** The `--nodes` and `--ssh-*` flags given, as run options (validated there, with the rest). */
+function sshFlags(o: Record<string, unknown>) {
+  const text = (key: string) => (typeof o[key] === 'string' ? (o[key] as string) : undefined);
+  const pairs = {
+    nodes: text('nodes'),
+    sshUser: text('sshUser'),
+    sshKey: text('sshKey'),
+    sshPort: text('sshPort'),
+    sshHostKeys: text('sshHostKeys'),
+    sshKnownHosts: text('sshKnownHosts'),
+  };
+  return Object.fromEntries(Object.entries(pairs).filter(([, v]) => v !== undefined)) as Partial<
+    Record<keyof typeof pairs, never>
+  >;
+}
 
 /** `suite --json`: each run as predicted or not, and the per-cell figures results.json holds. */
 function suiteJson(outcomes: readonly SuiteOutcome[], results: SuiteResults, out: string) {

@@ -13,6 +13,7 @@ export type ClusterErrorCode =
   | 'unreachable'
   | 'ssh-failed'
   | 'remote-timeout'
+  | 'remote-failed'
   | 'closed';
 
 export abstract class ClusterError extends Error {
@@ -132,6 +133,19 @@ export class RemoteTimeoutError extends ClusterError {
     readonly timeoutMs: number,
   ) {
     super(`${what} on ${node} did not finish within ${timeoutMs} ms; it was killed`);
+  }
+}
+
+/** A command on a node exited non-zero: what it was, where, its exit code and the end of its output. */
+export class RemoteCommandError extends ClusterError {
+  readonly code = 'remote-failed';
+  constructor(
+    readonly node: string,
+    readonly what: string,
+    readonly exitCode: number,
+    readonly output: string,
+  ) {
+    super(`${what} on ${node}: exit ${exitCode}${output ? `: ${output}` : ''}`);
   }
 }
 

@@ -10,7 +10,10 @@ export {
   EndpointUnreachableError,
   NodeNotRunningError,
   ProxyRequiredError,
+  RemoteCommandError,
+  RemoteTimeoutError,
   ServerFaultRefusedError,
+  SshConnectionError,
   UnknownNodeError,
   UnsupportedFaultError,
 } from './errors.js';
@@ -21,6 +24,7 @@ export { type FaultSupportQuery, type TopologyFault, unsupportedFaults } from '.
 export { ZOOKEEPER_FOLLOWER_LAG_MS } from './local/zookeeper.js';
 export { DEFAULT_NODES } from './options.js';
 export { type ServedCluster, serveClusterToParent, startServedCluster } from './serve.js';
+export { SSH_TOPOLOGIES, type SshOptions } from './ssh/options.js';
 export { startCluster } from './start.js';
 export type {
   ClockOptions,

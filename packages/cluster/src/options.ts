@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '@fencekit/core';
+import { type ResolvedSsh, resolveSsh } from './ssh/options.js';
 import type { ClusterOptions, ProviderName, Topology } from './types.js';
 
 export const DEFAULT_NODES: Readonly<Record<Topology, number>> = {
@@ -21,6 +22,8 @@ export interface ResolvedOptions {
   readonly signal: AbortSignal | undefined;
   readonly startTimeoutMs: number;
   readonly clockShim: boolean;
+  /** Provider 'ssh': the nodes and how to reach them. */
+  readonly ssh?: ResolvedSsh;
 }
 
 /** Checks `startCluster` options and fills defaults; bad input throws `InvalidArgumentError` naming the field. */
@@ -32,8 +35,15 @@ export function resolveOptions(options: ClusterOptions): ResolvedOptions {
   if (typeof topology !== 'string' || !(topology in DEFAULT_NODES)) {
     throw new InvalidArgumentError('topology', topology, `one of ${Object.keys(DEFAULT_NODES).join(', ')}`);
   }
-  const nodes = options.nodes ?? DEFAULT_NODES[topology];
-  if (!Number.isInteger(nodes) || nodes < 1 || nodes > MAX_NODES) {
+  const provider = options.provider ?? 'local';
+  if (provider !== 'local' && provider !== 'docker' && provider !== 'ssh') {
+    throw new InvalidArgumentError('provider', provider, "'local', 'docker' or 'ssh'");
+  }
+  if (provider !== 'ssh' && options.ssh !== undefined)
+    throw new InvalidArgumentError('ssh', '(ssh options)', "only with provider 'ssh'");
+  const ssh = provider === 'ssh' ? resolveSsh(topology, options.nodes, options.ssh) : undefined;
+  const nodes = ssh ? ssh.targets.length : (options.nodes ?? DEFAULT_NODES[topology]);
+  if (typeof nodes !== 'number' || !Number.isInteger(nodes) || nodes < 1 || nodes > MAX_NODES) {
     throw new InvalidArgumentError('nodes', nodes, `an integer from 1 to ${MAX_NODES}`);
   }
   if (topology === 'redis' && nodes !== 1) {
@@ -53,10 +63,6 @@ export function resolveOptions(options: ClusterOptions): ResolvedOptions {
   if (topology === 'redis-cluster' && nodes !== 6) {
     throw new InvalidArgumentError('nodes', nodes, "6 for 'redis-cluster' (3 primaries with a replica each)");
   }
-  const provider = options.provider ?? 'local';
-  if (provider !== 'local' && provider !== 'docker') {
-    throw new InvalidArgumentError('provider', provider, "'local' or 'docker'");
-  }
   const proxy = options.proxy ?? false;
   if (typeof proxy !== 'boolean') throw new InvalidArgumentError('proxy', proxy, 'a boolean');
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
@@ -72,7 +78,16 @@ export function resolveOptions(options: ClusterOptions): ResolvedOptions {
   }
   const clockShim = options.clockShim ?? true;
   if (typeof clockShim !== 'boolean') throw new InvalidArgumentError('clockShim', clockShim, 'a boolean');
-  return { topology, nodes, provider, proxy, signal: options.signal, startTimeoutMs, clockShim };
+  return {
+    topology,
+    nodes,
+    provider,
+    proxy,
+    signal: options.signal,
+    startTimeoutMs,
+    clockShim,
+    ...(ssh ? { ssh } : {}),
+  };
 }
 
 /** Validates a node id against the cluster's ids. */

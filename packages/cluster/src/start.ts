@@ -15,6 +15,10 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     const { DockerCluster } = await import('./docker/cluster.js');
     return DockerCluster.start(resolved);
   }
+  if (resolved.provider === 'ssh' && resolved.ssh) {
+    const { SshCluster } = await import('./ssh/cluster.js');
+    return SshCluster.start(resolved, resolved.ssh);
+  }
   return startLocal(resolved);
 }
 

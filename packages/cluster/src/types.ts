@@ -1,5 +1,6 @@
 import type { EffectQuery, Observation } from './faults/effects.js';
 import type { PromotionQuery } from './faults/promotion.js';
+import type { SshOptions } from './ssh/options.js';
 
 export type Topology =
   | 'redis'
@@ -8,7 +9,7 @@ export type Topology =
   | 'redis-cluster'
   | 'etcd'
   | 'zookeeper';
-export type ProviderName = 'local' | 'docker';
+export type ProviderName = 'local' | 'docker' | 'ssh';
 /** Where a cluster's servers are: started by a provider, or someone else's, attached to (`attachCluster`). */
 export type ClusterProvider = ProviderName | 'external';
 
@@ -17,10 +18,13 @@ export interface ClusterOptions {
   /**
    * redis 1, redis-independent 5, redis-sentinel 3 (a primary and 2 replicas, a Sentinel beside each),
    * redis-cluster 6 (3 primaries, a replica each), etcd 3, zookeeper 3 by default; 1 means a single node.
+   * Provider 'ssh': the machines, one member each, as 'host' or 'host:port' (the ssh port).
    */
-  readonly nodes?: number;
-  /** Default 'local'. */
+  readonly nodes?: number | readonly string[];
+  /** Default 'local'. 'ssh' runs each member on a machine of `nodes`: never point it at production (it wipes). */
   readonly provider?: ProviderName;
+  /** Provider 'ssh': how to log in and where to collect the servers' logs. */
+  readonly ssh?: SshOptions;
   /** Put a fault proxy in front of each node's client port (default false). */
   readonly proxy?: boolean;
   /** Aborts the start; whatever was already started is torn down. */

@@ -23,11 +23,11 @@ export function clusterBackend(spec: ClusterBackendSpec): BackendFactory {
     async preflight(provider) {
       await (await servers()).preflightCluster(topology, provider);
     },
-    async deploy({ provider, signal, endpoints }) {
+    async deploy({ provider, signal, endpoints, ssh }) {
       if (provider === 'external') {
         return (await servers()).attachExternal(name, topology, endpoints ?? [], signal);
       }
-      return (await servers()).deployCluster(name, topology, nodes, provider, signal);
+      return (await servers()).deployCluster(name, topology, nodes, provider, signal, ssh);
     },
   };
 }

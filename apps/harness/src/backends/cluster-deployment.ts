@@ -2,7 +2,7 @@ import { accessSync, constants, existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { attachCluster, startCluster, type Topology } from '@fencekit/cluster';
 import { dockerAnswers } from '../run/provider.js';
-import type { BackendName, Deployment, Provider } from './types.js';
+import type { BackendName, Deployment, Provider, SshDeploy } from './types.js';
 
 /**
  * Starts real servers through @fencekit/cluster, always with the fault proxy in front of each node so
@@ -14,10 +14,25 @@ export async function deployCluster(
   nodes: number,
   provider: Exclude<Provider, 'external'>,
   signal?: AbortSignal,
+  ssh?: SshDeploy,
 ): Promise<Deployment> {
+  // The run options refuse --provider ssh without --nodes; this only guards a caller of this function.
+  if (provider === 'ssh' && !ssh) throw new Error('--provider ssh needs --nodes');
   const cluster = await startCluster({
     topology,
-    nodes,
+    ...(provider === 'ssh' && ssh
+      ? {
+          nodes: ssh.nodes,
+          ssh: {
+            ...(ssh.user ? { user: ssh.user } : {}),
+            ...(ssh.keyPath ? { keyPath: ssh.keyPath } : {}),
+            ...(ssh.port ? { port: ssh.port } : {}),
+            ...(ssh.hostKeys ? { hostKeys: ssh.hostKeys } : {}),
+            ...(ssh.knownHostsFile ? { knownHostsFile: ssh.knownHostsFile } : {}),
+            ...(ssh.collectDir ? { collectDir: ssh.collectDir } : {}),
+          },
+        }
+      : { nodes }),
     provider,
     proxy: true,
     // Replicated Redis forms slowly on a loaded machine (a redis-cluster start took over 30 s at load 60).
@@ -87,6 +102,12 @@ const SERVERS: Record<Topology, { need: string[]; install: string }> = {
 export async function preflightCluster(topology: Topology, provider: Provider): Promise<void> {
   // Nothing is installed or started for servers someone else runs: attaching checks that each one answers.
   if (provider === 'external') return;
+  // The servers are installed on the nodes, as needed, when the cluster starts; here only ssh itself is needed.
+  if (provider === 'ssh') {
+    if (!onPath('ssh'))
+      throw new Error('ssh not found, needed for --provider ssh: apt-get install openssh-client');
+    return;
+  }
   if (provider === 'docker') {
     if (!(await dockerAnswers())) {
       throw new Error(

@@ -17,10 +17,23 @@ export const BACKENDS = [
 ] as const;
 export type BackendName = (typeof BACKENDS)[number];
 /**
- * Where the servers run: started here (`local`), in containers (`docker`), or someone else's (`external`: attached
- * to by `--endpoints`, never started, stopped or faulted, only the clients' path is).
+ * Where the servers run: started here (`local`), in containers (`docker`), on machines over ssh (`ssh`: installed,
+ * started, faulted and wiped there), or someone else's (`external`: attached to by `--endpoints`, never started,
+ * stopped or faulted, only the clients' path is).
  */
-export type Provider = 'local' | 'docker' | 'external';
+export type Provider = 'local' | 'docker' | 'ssh' | 'external';
+
+/** `--provider ssh`: the machines and how to log in (a key's path, never its contents). */
+export interface SshDeploy {
+  readonly nodes: readonly string[];
+  readonly user?: string;
+  readonly keyPath?: string;
+  readonly port?: number;
+  readonly hostKeys?: 'strict' | 'accept-new';
+  readonly knownHostsFile?: string;
+  /** Where each node's server log and configuration are copied at close. */
+  readonly collectDir?: string;
+}
 
 /**
  * The fault primitives a deployment offers, in @fencekit/cluster's vocabulary. A backend that lacks a
@@ -126,6 +139,8 @@ export interface DeployOptions {
   provider: Provider;
   /** `external`: each server's client endpoint, host:port (`--endpoints`). */
   endpoints?: readonly string[];
+  /** `ssh`: the nodes and the login. */
+  ssh?: SshDeploy;
   signal?: AbortSignal;
 }
 

@@ -1,4 +1,4 @@
-import { type TopologyFault, unsupportedFaults } from '@fencekit/cluster';
+import { SSH_TOPOLOGIES, type TopologyFault, unsupportedFaults } from '@fencekit/cluster';
 import { sharedLockBackends } from '../backends/shared-locks.js';
 import type { BackendFactory } from '../backends/types.js';
 import { type FaultName, untriggerableFaults } from '../nemesis/faults.js';
@@ -22,9 +22,10 @@ const TOPOLOGY_FAULTS: Readonly<Record<string, TopologyFault>> = {
  * Faults the backend's servers cannot take (partitions of masters that never talk, clocks without the shim): the
  * nemesis would be told "unsupported" mid-run, so they are refused here, with the cluster's own reason.
  */
-function faultsWithoutEffect(faults: readonly string[], factory: BackendFactory): string[] {
+function faultsWithoutEffect(faults: readonly string[], factory: BackendFactory, nodes?: number): string[] {
   if (!factory.cluster) return [];
-  const reasons = unsupportedFaults(factory.cluster);
+  // On ssh the cluster has as many members as machines were named.
+  const reasons = unsupportedFaults({ ...factory.cluster, ...(nodes === undefined ? {} : { nodes }) });
   return faults.flatMap((fault) => {
     const kind = TOPOLOGY_FAULTS[fault];
     const reason = kind && reasons[kind];
@@ -81,9 +82,23 @@ function externalProblems(options: ParsedRunOptions, factory: BackendFactory): s
   return problems;
 }
 
+/** Why `--provider ssh` cannot run this backend on these nodes. */
+function sshProblems(options: ParsedRunOptions, factory: BackendFactory): string[] {
+  if (options.provider !== 'ssh') return [];
+  if (!factory.cluster) return [`${factory.name} runs no servers: --provider ssh does not apply to it`];
+  if (!SSH_TOPOLOGIES.includes(factory.cluster.topology))
+    return [
+      `${factory.name} runs ${factory.cluster.topology}, which --provider ssh does not run (it runs ${SSH_TOPOLOGIES.join(', ')})`,
+    ];
+  const count = options.nodes?.length ?? 0;
+  if (factory.cluster.topology === 'redis' && count !== 1)
+    return [`${factory.name} runs one Redis server: give one --nodes machine, got ${count}`];
+  return [];
+}
+
 /** Refuses combinations that cannot mean anything, saying why, before anything is started. */
 export function validateRun(options: ParsedRunOptions, factory: BackendFactory): void {
-  const problems: string[] = [...externalProblems(options, factory)];
+  const problems: string[] = [...externalProblems(options, factory), ...sshProblems(options, factory)];
   if (options.fencing && !factory.safeFences && options.workload !== 'cas' && options.workload !== 'cron') {
     problems.push(`${factory.name} gives no safe fence, so fencing cannot apply: add --no-fencing`);
   }
@@ -107,6 +122,7 @@ export function validateRun(options: ParsedRunOptions, factory: BackendFactory):
     ...faultsWithoutEffect(
       options.fault.filter((f) => factory.faults.includes(f)),
       factory,
+      options.provider === 'ssh' ? options.nodes?.length : undefined,
     ),
   );
   problems.push(...untriggerableFaults(options.workload, options.fault));

@@ -5,6 +5,7 @@ import { zkSessionProblem } from '../backends/zk.js';
 import { FAULT_NAMES, FAULTS, type FaultName } from '../nemesis/faults.js';
 import { SCENARIO_NAMES, type ScenarioName } from '../nemesis/scenarios.js';
 import { WORKLOADS } from '../workloads/types.js';
+import { keyPath, nodeList, sshHostKeys, sshPort, sshUser } from './ssh-options.js';
 
 /** The one duration syntax of both CLIs (fencekit-check's): "500ms", "30s", "1.5m", "1h", a bare number of seconds. */
 export { parseDuration } from '@fencekit/checker';
@@ -79,7 +80,14 @@ export const runOptionsSchema = z
     time: duration.default(10_000),
     seed: z.coerce.number().int().min(0).default(1),
     fencing: z.boolean().default(true),
-    provider: z.enum(['auto', 'local', 'docker', 'external']).default('auto'),
+    provider: z.enum(['auto', 'local', 'docker', 'ssh', 'external']).default('auto'),
+    /** `--provider ssh`: the machines (host or host:port, comma-separated or a list) and how to log in. */
+    nodes: nodeList.optional(),
+    sshUser: sshUser.optional(),
+    sshKey: keyPath.optional(),
+    sshPort: sshPort.optional(),
+    sshHostKeys: sshHostKeys.optional(),
+    sshKnownHosts: z.string().min(1).optional(),
     /** `--provider external`: the servers' client endpoints (host:port, comma-separated or a list). */
     endpoints: endpointList.optional(),
     out: z.string().min(1).default('reports'),
@@ -105,6 +113,26 @@ export const runOptionsSchema = z
         message: 'only --provider external takes endpoints (the other providers start their own servers)',
       });
     }
+    if (options.provider === 'ssh' && options.nodes === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['nodes'],
+        message: '--provider ssh needs the machines: --nodes host[:port],host[:port],…',
+      });
+    }
+    if (options.provider !== 'ssh') {
+      for (const field of [
+        'nodes',
+        'sshUser',
+        'sshKey',
+        'sshPort',
+        'sshHostKeys',
+        'sshKnownHosts',
+      ] as const) {
+        if (options[field] !== undefined)
+          ctx.addIssue({ code: 'custom', path: [field], message: 'only with --provider ssh' });
+      }
+    }
     if (options.session === undefined) return;
     const problem =
       options.backend === 'zk'
@@ -124,7 +152,10 @@ export class OptionsError extends Error {
 export function parseRunOptions(input: RunOptionsInput): ParsedRunOptions {
   const parsed = runOptionsSchema.safeParse(input);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  --${i.path.join('.')}: ${i.message}`);
+    // Fields are named as the CLI spells them (sshKey → --ssh-key).
+    const flag = (path: readonly PropertyKey[]) =>
+      path.join('.').replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+    const lines = parsed.error.issues.map((i) => `  --${flag(i.path)}: ${i.message}`);
     throw new OptionsError(`invalid options:\n${lines.join('\n')}`);
   }
   return parsed.data;

@@ -15,7 +15,7 @@ export function dockerAnswers(): Promise<boolean> {
  * always works here). An explicit `docker` without an engine is an error that says how to get one.
  */
 export async function resolveProvider(requested: 'auto' | Provider): Promise<Provider> {
-  if (requested === 'local' || requested === 'external') return requested;
+  if (requested === 'local' || requested === 'external' || requested === 'ssh') return requested;
   const docker = await dockerAnswers();
   if (requested === 'auto') return docker ? 'docker' : 'local';
   if (!docker) {

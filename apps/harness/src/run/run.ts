@@ -5,6 +5,7 @@ import type { ParsedRunOptions } from './options.js';
 import { type RunMeta, writeRun } from './output.js';
 import { startProcesses } from './processes.js';
 import { enter, newRun, type Run, type RunHooks, say } from './record.js';
+import { sshDeploy } from './ssh-options.js';
 import { stopProcesses } from './teardown.js';
 
 export type { RunHooks } from './record.js';
@@ -51,6 +52,8 @@ async function deploy(run: Run): Promise<void> {
     provider: run.provider,
     signal: run.abort.signal,
     ...(run.options.endpoints ? { endpoints: run.options.endpoints } : {}),
+    // ssh: each node's server log and configuration land in the run's directory, beside its report.
+    ...(run.provider === 'ssh' ? { ssh: sshDeploy(run.options, join(run.dir, 'nodes')) } : {}),
   });
 }
 

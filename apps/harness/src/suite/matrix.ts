@@ -250,10 +250,42 @@ export function parseFirstSeed(text: string | undefined): number {
   return seed;
 }
 
-/** `--provider` of `suite` and `mutants` (`run` checks it with the other run options). */
-export function parseProvider(text: string): 'auto' | 'local' | 'docker' {
+/** `--provider` of `suite` and `mutants` (`run` checks it with the other run options); only `suite` takes ssh. */
+export function parseProvider(text: string): 'auto' | 'local' | 'docker';
+export function parseProvider(text: string, options: { ssh: true }): 'auto' | 'local' | 'docker' | 'ssh';
+export function parseProvider(text: string, options?: { ssh: true }): 'auto' | 'local' | 'docker' | 'ssh' {
   if (text === 'auto' || text === 'local' || text === 'docker') return text;
-  throw new OptionsError(`--provider: auto, local or docker, got "${text}"`);
+  if (options?.ssh && text === 'ssh') return text;
+  throw new OptionsError(
+    `--provider: auto, local or docker${options?.ssh ? ', or ssh (with --nodes)' : ''}, got "${text}"`,
+  );
+}
+
+/**
+ * `suite --provider ssh`: one cell per consensus backend, under the server faults the ssh provider applies on the
+ * nodes (partition, kill, pause), predicted ok like the same cells on the other providers.
+ */
+export function sshMatrix(short: boolean, seeds = 1, firstSeed = FIRST_SEED): SuiteEntry[] {
+  const entries: SuiteEntry[] = [];
+  for (let s = 0; s < seeds; s++) {
+    for (const backend of ['etcd', 'zk'] as const) {
+      entries.push(
+        e(
+          {
+            clients: short ? 4 : 8,
+            time: short ? '15s' : '60s',
+            seed: firstSeed + s,
+            backend,
+            workload: 'inventory',
+            fault: 'partition,kill,pause-server',
+          },
+          'ok',
+          'consensus + fence, servers on ssh nodes',
+        ),
+      );
+    }
+  }
+  return entries;
 }
 
 /**

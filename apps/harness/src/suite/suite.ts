@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { loadBackend } from '../backends/index.js';
 import type { BackendName, Deployment, Provider } from '../backends/types.js';
 import { writeSiteIndex } from '../report/site.js';
-import { parseRunOptions } from '../run/options.js';
+import { parseRunOptions, type RunOptionsInput } from '../run/options.js';
 import { consoleProgress, linesTo, type ProgressSink } from '../run/progress.js';
 import { resolveProvider } from '../run/provider.js';
 import { type RunSummary, runOnce } from '../run/run.js';
@@ -21,6 +21,11 @@ export interface SuiteOutcome {
 export interface SuiteOptions {
   out: string;
   provider: 'auto' | Provider;
+  /**
+   * `--provider ssh`: the run options naming the machines and the login. Each run then deploys its own servers
+   * (a few seconds), so each run's directory gets its nodes' logs and configurations.
+   */
+  ssh?: Pick<RunOptionsInput, 'nodes' | 'sshUser' | 'sshKey' | 'sshPort' | 'sshHostKeys' | 'sshKnownHosts'>;
   signal?: AbortSignal;
   /** Log lines only (tests); the status of each run comes as a plain line every 2 s. */
   progress?: (line: string) => void;
@@ -43,7 +48,24 @@ export async function runSuite(
   const provider = await resolveProvider(options.provider);
   const outcomes: SuiteOutcome[] = [];
   const backends = [...new Set(entries.map((x) => x.options.backend))];
-  for (const backend of backends) {
+  if (provider === 'ssh') {
+    for (const [i, entry] of entries.entries()) {
+      if (options.signal?.aborted) break;
+      const position = { index: i + 1, total: entries.length };
+      progress(`suite: run ${i + 1}/${entries.length} (ssh): ${entry.why}`);
+      try {
+        const run = await runOnce(
+          parseRunOptions({ ...entry.options, ...options.ssh, out: options.out, provider }),
+          { sink, position, lengthenForFaults: true, ...(options.signal ? { signal: options.signal } : {}) },
+        );
+        outcomes.push({ entry, run, agrees: entry.expect === 'report' || entry.expect === run.verdict });
+      } catch (error) {
+        outcomes.push({ entry, error: (error as Error).message, agrees: false });
+        progress(`suite: run failed: ${(error as Error).message}`);
+      }
+    }
+  }
+  for (const backend of provider === 'ssh' ? [] : backends) {
     if (options.signal?.aborted) break;
     const mine = entries.filter((x) => x.options.backend === backend);
     let deployment: Deployment | undefined;

@@ -6,8 +6,13 @@ import { rmSync } from 'node:fs';
  */
 const livePids = new Set<number>();
 const liveDirs = new Set<string>();
-/** Synchronous clean-ups for resources that are not processes or dirs (containers, networks). */
-const cleanups = new Map<object, () => void>();
+/**
+ * Synchronous clean-ups for resources that are not processes or dirs (containers, networks, ssh nodes). Each is told
+ * whether this is the end (`final`: exit, or a signal nobody else handles) or a signal someone else handles (the
+ * harness's Ctrl-C: it heals and tears down itself next); returning 'keep' leaves it registered for the end.
+ */
+export type Cleanup = (final: boolean) => unknown;
+const cleanups = new Map<object, Cleanup>();
 let installed = false;
 
 export function trackPid(pid: number): void {
@@ -29,7 +34,7 @@ export function untrackDir(dir: string): void {
 }
 
 /** Registers a synchronous clean-up to run at exit unless `untrackCleanup(owner)` is called first. */
-export function trackCleanup(owner: object, cleanup: () => void): void {
+export function trackCleanup(owner: object, cleanup: Cleanup): void {
   install();
   cleanups.set(owner, cleanup);
 }
@@ -39,7 +44,7 @@ export function untrackCleanup(owner: object): void {
 }
 
 /** Kills every tracked process, removes every tracked dir, runs every clean-up, synchronously. Repeatable. */
-export function reapAll(): void {
+export function reapAll(final = true): void {
   for (const pid of livePids) {
     try {
       process.kill(pid, 'SIGKILL');
@@ -50,23 +55,25 @@ export function reapAll(): void {
   livePids.clear();
   for (const dir of liveDirs) rmSync(dir, { recursive: true, force: true });
   liveDirs.clear();
-  for (const cleanup of cleanups.values()) {
+  for (const [owner, cleanup] of [...cleanups]) {
+    let keep = false;
     try {
-      cleanup();
+      keep = cleanup(final) === 'keep' && !final;
     } catch {
       // best effort at exit
     }
+    if (!keep) cleanups.delete(owner);
   }
-  cleanups.clear();
 }
 
 function install(): void {
   if (installed) return;
   installed = true;
-  process.on('exit', reapAll);
+  process.on('exit', () => reapAll(true));
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     const onSignal = () => {
-      reapAll();
+      // Someone else handles it too (the harness: heal, tear down, then exit): not the end yet for clean-ups.
+      reapAll(process.listenerCount(signal) === 1);
       // If nobody else handles the signal, restore the default action so the process still dies of it.
       if (process.listenerCount(signal) === 1) {
         process.removeListener(signal, onSignal);

@@ -1,7 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { InvalidArgumentError } from '@fencekit/core';
-import { RemoteTimeoutError, SshConnectionError } from '../errors.js';
+import { RemoteCommandError, RemoteTimeoutError, SshConnectionError } from '../errors.js';
+import { trackCleanup, untrackCleanup } from '../local/reaper.js';
 
 /** One node as the user names it: `--nodes`, `--ssh-user`, `--ssh-key`, `--ssh-port`. */
 export interface SshTarget {
@@ -137,9 +138,18 @@ export class SshSession {
       [...this.common(), '-M', '-N', '-o', 'ControlMaster=yes', '-o', 'ControlPersist=no', this.host],
       {
         stdio: ['ignore', 'ignore', 'pipe'],
+        // Its own process group: a Ctrl-C at the terminal reaches us, not the master, so the heal that follows
+        // still has its connection. The reaper kills it when we exit without closing (not on a signal someone
+        // handles: the heal needs it then).
+        detached: true,
       },
     );
     this.master = master;
+    trackCleanup(this, (final) => {
+      if (!final) return 'keep';
+      master.kill('SIGKILL');
+    });
+    master.once('exit', () => untrackCleanup(this));
     master.stderr?.setEncoding('utf8');
     master.stderr?.on('data', (chunk: string) => {
       if (stderr.length < 8_192) stderr += chunk;
@@ -240,13 +250,36 @@ export class SshSession {
     });
   }
 
+  /**
+   * `run`, synchronously: for the clean-up at exit, when no promise will be awaited. Over the master if it is
+   * still up, else a connection of its own; bounded by `timeoutMs`. Its exit code (255: ssh failed, or timed out).
+   */
+  runSync(script: string, timeoutMs = 15_000): number {
+    const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
+    const result = spawnSync(
+      'ssh',
+      [
+        ...this.common(),
+        '-o',
+        'ControlMaster=no',
+        this.host,
+        `timeout --kill-after=1 ${seconds} sh -c ${shellQuote(script)}`,
+      ],
+      { stdio: 'ignore', timeout: timeoutMs + 2_500, killSignal: 'SIGKILL' },
+    );
+    return result.status ?? 255;
+  }
+
   /** Like `run`, but a non-zero exit is an error carrying the end of the output. */
   async check(script: string, options?: RunOptions): Promise<string> {
     const result = await this.run(script, options);
     if (result.exitCode !== 0) {
       const what = options?.what ?? script.split('\n')[0]!.slice(0, 80);
-      throw new Error(
-        `${what} on ${this.name}: exit ${result.exitCode}: ${`${result.stdout}${result.stderr}`.trim().slice(-2_000)}`,
+      throw new RemoteCommandError(
+        this.name,
+        what,
+        result.exitCode,
+        `${result.stdout}${result.stderr}`.trim().slice(-2_000),
       );
     }
     return result.stdout;

@@ -163,3 +163,112 @@ export async function startSshNode(image: string, dir: string, clientKey: string
     throw error;
   }
 }
+
+export interface SshNodeNetwork {
+  /** Each node's address on the network: what `--nodes` names (ssh on port 22, servers on their own ports). */
+  readonly hosts: readonly string[];
+  readonly containerIds: readonly string[];
+  /** The run's client key, accepted by every node. */
+  readonly keyFile: string;
+  /** Where ssh records the nodes' host keys (`hostKeys: 'accept-new'`). */
+  readonly knownHostsFile: string;
+  /** Runs a command in node i's container (for checks that must not go through the provider under test). */
+  exec(i: number, script: string): Promise<string>;
+  /** Removes the containers and the network. */
+  stop(): Promise<void>;
+}
+
+/**
+ * `count` ssh nodes on a Docker network of their own, reached from here at their network addresses (the host
+ * routes to its bridges), as machines on a LAN would be: each runs its servers on the standard ports.
+ */
+export async function startSshNetwork(count: number, dir: string): Promise<SshNodeNetwork> {
+  const image = await ensureSshImage();
+  const clientKey = await makeKey(dir, `client-${Math.random().toString(16).slice(2, 8)}`);
+  const name = `fencekit-ssh-${process.pid}-${Math.random().toString(16).slice(2, 8)}`;
+  const owner = `${hostname()}:${process.pid}`;
+  await run(
+    'docker',
+    [
+      'network',
+      'create',
+      '--label',
+      'fencekit.cluster=ssh-test-node',
+      '--label',
+      `fencekit.owner=${owner}`,
+      name,
+    ],
+    {
+      timeout: 60_000,
+    },
+  );
+  const ids: string[] = [];
+  const stop = async () => {
+    if (ids.length > 0)
+      await run('docker', ['rm', '-f', ...ids], { timeout: 120_000 }).catch(() => undefined);
+    await run('docker', ['network', 'rm', name], { timeout: 60_000 }).catch(() => undefined);
+  };
+  try {
+    for (let i = 0; i < count; i++) {
+      const hostKey = await makeKey(dir, `host-${Math.random().toString(16).slice(2, 8)}`);
+      const { stdout } = await run(
+        'docker',
+        [
+          'create',
+          '--init',
+          '--cap-add',
+          'NET_ADMIN',
+          '--network',
+          name,
+          '--label',
+          'fencekit.cluster=ssh-test-node',
+          '--label',
+          `fencekit.owner=${owner}`,
+          image,
+        ],
+        { timeout: 60_000 },
+      );
+      const id = stdout.trim();
+      ids.push(id);
+      await run('docker', ['cp', hostKey, `${id}:/etc/ssh/ssh_host_ed25519_key`], { timeout: 30_000 });
+      await run('docker', ['cp', `${clientKey}.pub`, `${id}:/root/.ssh/authorized_keys`], {
+        timeout: 30_000,
+      });
+      await run('docker', ['start', id], { timeout: 60_000 });
+    }
+    const hosts: string[] = [];
+    for (const id of ids) {
+      const { stdout } = await run(
+        'docker',
+        ['inspect', '-f', `{{(index .NetworkSettings.Networks "${name}").IPAddress}}`, id],
+        { timeout: 20_000 },
+      );
+      hosts.push(stdout.trim());
+    }
+    // sshd writes its pid file once it listens: wait (bounded) for each.
+    for (const id of ids) {
+      await run(
+        'sh',
+        [
+          '-c',
+          'i=0; until docker exec "$1" test -s /run/sshd.pid || [ $i -ge 60 ]; do sleep 0.5; i=$((i+1)); done',
+          'wait',
+          id,
+        ],
+        { timeout: 60_000 },
+      );
+    }
+    return {
+      hosts,
+      containerIds: ids,
+      keyFile: clientKey,
+      knownHostsFile: join(dir, 'known_hosts'),
+      exec: async (i, script) =>
+        (await run('docker', ['exec', ids[i]!, 'sh', '-c', script], { timeout: 30_000 })).stdout,
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

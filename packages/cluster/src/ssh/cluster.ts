@@ -1,0 +1,283 @@
+import { readFileSync, rmSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { ClientProxies } from '../faults/client-proxies.js';
+import type { FaultPrimitives } from '../faults/primitives.js';
+import type { ProbeTarget } from '../leader.js';
+import { trackCleanup, untrackCleanup } from '../local/reaper.js';
+import type { LocalRecipe, NodeLayout } from '../local/recipe.js';
+import { RECIPES } from '../local/recipes.js';
+import { clusterToken, memberIds } from '../members.js';
+import { clockShimError, clockShimPath } from '../native.js';
+import type { ResolvedOptions } from '../options.js';
+import { ProviderCluster } from '../provider-cluster.js';
+import type { FaultProxy } from '../proxy/proxy.js';
+import type { Topology } from '../types.js';
+import { SshLinks } from './links.js';
+import { SshNode } from './node.js';
+import type { ResolvedSsh } from './options.js';
+import {
+  asRoot,
+  healLinksScript,
+  installScript,
+  resumeRunScript,
+  shimCheckScript,
+  stopRunScript,
+  sweepScript,
+} from './scripts.js';
+import { SshSession, shellQuote } from './session.js';
+
+/** Standard ports: each node is its own machine. */
+const PORTS: Readonly<Record<LocalRecipe['server'], { client: number; peers: number[] }>> = {
+  redis: { client: 6379, peers: [] },
+  etcd: { client: 2379, peers: [2380] },
+  zookeeper: { client: 2181, peers: [2888, 3888] },
+};
+/** apt-get over a slow mirror can take minutes; everything else on a node is quick. */
+const INSTALL_MS = 10 * 60_000;
+const SHIM_ARCH: Partial<Record<string, string>> = { x64: 'x86_64', arm64: 'aarch64' };
+
+function sshFaultPrimitives(clients: ClientProxies, links: SshLinks): FaultPrimitives<SshNode> {
+  return {
+    clients,
+    running: (node) => node.running(),
+    processState: (node) => node.processState(),
+    kill: (node) => node.signal('KILL'),
+    start: (node) => node.startServer(),
+    signal: (node, signal) => node.signal(signal),
+    cutLinks: (pairs) => links.cut(pairs),
+    healLinks: () => links.heal(),
+    writeClock: (node, offsetMs, rate) => node.writeClock(offsetMs, rate),
+  };
+}
+
+function say(line: string): void {
+  process.stderr.write(`[@fencekit/cluster] ssh: ${line}\n`);
+}
+
+/**
+ * Jepsen's model: machines reached over ssh, one member each. fencekit installs the server from Debian packages
+ * when missing, writes its configuration into a directory of this run (`<baseDir>/<run id>`), starts it, applies
+ * faults there (signals, tagged iptables rules, the clock shim's file) and, at close, stops it, copies its log and
+ * configuration home and wipes the directory. Clients reach each node directly, or through a fault proxy here.
+ */
+export class SshCluster extends ProviderCluster<SshNode> {
+  readonly provider = 'ssh';
+
+  private constructor(
+    topology: Topology,
+    recipe: LocalRecipe,
+    nodes: readonly SshNode[],
+    private readonly clients: ClientProxies,
+    private readonly ssh: ResolvedSsh,
+    private readonly controlDir: string,
+    clockRefused: string | undefined,
+  ) {
+    super(
+      topology,
+      recipe,
+      nodes,
+      sshFaultPrimitives(clients, new SshLinks(nodes, ssh.runId)),
+      250,
+      clockRefused === undefined,
+    );
+    // The generic reason ("started without the shim") would hide the node's own.
+    if (clockRefused !== undefined && recipe.clockShim) this.unsupported.clock = clockRefused;
+  }
+
+  /** This run's name on the nodes (its directory, its rules' tag). */
+  get runId(): string {
+    return this.ssh.runId;
+  }
+
+  probeTarget(node: SshNode): ProbeTarget {
+    return { id: node.id, host: node.host, port: node.layout.clientPort };
+  }
+
+  protected logTail(node: SshNode): Promise<string> {
+    return node.logTail();
+  }
+
+  protected async teardown(): Promise<void> {
+    await this.clients.close();
+    await Promise.all(this.members.map((n) => finish(n, this.ssh)));
+    untrackCleanup(this);
+    rmSync(this.controlDir, { recursive: true, force: true });
+  }
+
+  static async start(options: ResolvedOptions, ssh: ResolvedSsh): Promise<SshCluster> {
+    const recipe = RECIPES[options.topology];
+    const ports = PORTS[recipe.server];
+    // Short: the control sockets' paths must fit a unix socket address.
+    const controlDir = await mkdtemp('/tmp/fk-ssh-');
+    const sessions: SshSession[] = [];
+    const proxies = new Map<string, FaultProxy>();
+    const nodes: SshNode[] = [];
+    const owner = {};
+    const dir = `${ssh.baseDir}/${ssh.runId}`;
+    // Until the cluster owns them: whatever was started is stopped on the nodes even if we die meanwhile.
+    trackCleanup(owner, (final) => {
+      for (const s of sessions) s.runSync(final ? endRun(ssh.runId, dir) : healRun(ssh.runId));
+      if (final) rmSync(controlDir, { recursive: true, force: true });
+      return 'keep';
+    });
+    try {
+      // Settled, not raced: a failure must not leave other nodes' connections opening after the clean-up ran.
+      const opened = await allSettled(
+        ssh.targets.map(async (target) => {
+          const session = await SshSession.open(target, {
+            controlDir,
+            hostKeys: ssh.hostKeys,
+            ...(ssh.knownHostsFile ? { knownHostsFile: ssh.knownHostsFile } : {}),
+            connectTimeoutMs: 10_000,
+          });
+          sessions.push(session);
+          return session;
+        }),
+      );
+      options.signal?.throwIfAborted();
+      const ids = memberIds(ssh.targets.length);
+      const layouts: NodeLayout[] = ids.map((id, i) => ({
+        id,
+        index: i + 1,
+        dir,
+        listenHost: '0.0.0.0',
+        advertisedHost: ssh.hosts[i]!,
+        clientPort: ports.client,
+        advertisedClientPort: ports.client,
+        peerPorts: ports.peers,
+        advertisedPeerPorts: ports.peers,
+      }));
+      const shim = recipe.clockShim && options.clockShim ? clockShimPath() : undefined;
+      const token = clusterToken();
+      const prepared = await allSettled(
+        layouts.map(async (layout, i) => {
+          const session = opened[i]!;
+          let endpoint = `${ssh.hosts[i]}:${ports.client}`;
+          if (options.proxy) {
+            const proxy = await ClientProxies.listen(layout.id, ports.client, ssh.hosts[i]);
+            proxies.set(layout.id, proxy);
+            endpoint = proxy.endpoint;
+          }
+          const node = new SshNode(
+            layout,
+            session,
+            ssh.hosts[i]!,
+            recipe.launch(layout, layouts, token),
+            endpoint,
+          );
+          await prepare(node, recipe, ssh, shim);
+          return node;
+        }),
+      );
+      nodes.push(...prepared);
+      options.signal?.throwIfAborted();
+      const refused = nodes.find((n) => 'refused' in n.clockShim);
+      const clockRefused = !recipe.clockShim
+        ? undefined
+        : shim === undefined
+          ? (clockShimError() ??
+            (options.clockShim ? 'the clock shim could not be built here' : 'started with clockShim: false'))
+          : refused && 'refused' in refused.clockShim
+            ? `node ${refused.id} (${refused.session.name}): ${refused.clockShim.refused}`
+            : undefined;
+      const cluster = new SshCluster(
+        options.topology,
+        recipe,
+        nodes,
+        new ClientProxies(proxies),
+        ssh,
+        controlDir,
+        clockRefused,
+      );
+      untrackCleanup(owner);
+      // At the end: stopped and wiped on every node. On a signal someone else handles (the harness's Ctrl-C), only
+      // healed (rules gone, servers resumed) at once: the teardown that follows collects the logs, then wipes.
+      trackCleanup(cluster, (final) => {
+        for (const n of nodes) n.session.runSync(final ? endRun(ssh.runId, dir) : healRun(ssh.runId));
+        if (final) rmSync(controlDir, { recursive: true, force: true });
+        return 'keep';
+      });
+      await cluster.boot(options, async () => {
+        await Promise.all(nodes.map((n) => n.writeFiles()));
+        await Promise.all(nodes.map((n) => n.startServer()));
+      });
+      return cluster;
+    } catch (error) {
+      await Promise.all([...proxies.values()].map((p) => p.close()));
+      await Promise.all(
+        sessions.map(async (s) => {
+          await s.run(endRun(ssh.runId, dir)).catch(() => undefined);
+          await s.close();
+        }),
+      );
+      untrackCleanup(owner);
+      rmSync(controlDir, { recursive: true, force: true });
+      throw error;
+    }
+  }
+}
+
+/**
+ * Before the run on one node: the packages (a no-op when `dpkg -s` finds them), leftovers of earlier runs healed
+ * (said on stderr), the run's directory, and the clock shim copied there and tried with the node's loader.
+ */
+async function prepare(
+  node: SshNode,
+  recipe: LocalRecipe,
+  ssh: ResolvedSsh,
+  shim: string | undefined,
+): Promise<void> {
+  const installed = await node.check(installScript(recipe.server), {
+    timeoutMs: INSTALL_MS,
+    what: `installing ${recipe.server}`,
+  });
+  if (!installed.includes('installed: none')) say(`${node.id} (${node.session.name}): ${installed.trim()}`);
+  const swept = (await node.check(sweepScript(ssh.baseDir), { what: 'healing leftovers' })).trim();
+  if (swept) {
+    const lines = swept.split('\n');
+    const count = (kind: string) => lines.filter((l) => l.startsWith(`${kind} `)).length;
+    say(
+      `${node.id} (${node.session.name}): healed leftovers of an earlier run: ${count('rule')} iptables rule(s) removed, ` +
+        `${count('stopped')} stopped process(es) resumed, ${count('killed')} server(s) killed, ${count('dir')} run dir(s) wiped`,
+    );
+  }
+  await node.check(`mkdir -p ${shellQuote(node.dir)} && chmod 700 ${shellQuote(node.dir)}`);
+  if (shim === undefined) return;
+  const arch = SHIM_ARCH[process.arch] ?? process.arch;
+  const remote = `${node.dir}/libfencekit-clockshim.so`;
+  await node.check(`cat > ${shellQuote(remote)}`, {
+    input: readFileSync(shim),
+    what: 'copying the clock shim',
+  });
+  const verdict = (await node.check(shimCheckScript(remote, arch), { what: 'trying the clock shim' })).trim();
+  node.clockShim = verdict === 'ok' ? { path: remote } : { refused: verdict };
+}
+
+/** At close, on one node: this run stopped and its rules gone, its log and configuration copied home, its dir wiped. */
+async function finish(node: SshNode, ssh: ResolvedSsh): Promise<void> {
+  try {
+    await node.run(stopRunScript(ssh.runId), { what: 'stopping the run' }).catch(() => undefined);
+    if (ssh.collectDir) await node.collect(ssh.collectDir);
+    await node.run(`rm -rf ${shellQuote(node.dir)}`, { what: 'wiping the run dir' }).catch(() => undefined);
+  } finally {
+    await node.session.close();
+  }
+}
+
+/** Like `Promise.all`, but rejects (with the first failure) only once every promise has settled. */
+async function allSettled<T>(promises: readonly Promise<T>[]): Promise<T[]> {
+  const results = await Promise.allSettled(promises);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
+
+/** This run's faults undone on a node at once, as root: its rules removed, its processes resumed. */
+function healRun(runId: string): string {
+  return asRoot(`${healLinksScript(runId)}; ${resumeRunScript(runId)}`);
+}
+
+/** The whole end of a run on a node, as root, in one command: for clean-ups that cannot do it step by step. */
+function endRun(runId: string, dir: string): string {
+  return asRoot(`${stopRunScript(runId)}; rm -rf ${shellQuote(dir)}`);
+}

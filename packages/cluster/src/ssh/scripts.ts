@@ -1,0 +1,197 @@
+import type { LaunchSpec, LocalRecipe } from '../local/recipe.js';
+import { shellQuote } from './session.js';
+
+/**
+ * The shell scripts the ssh provider runs on a node, built here as plain strings so they can be read and tested
+ * without a node. Every value that comes from the user (hosts, paths) is checked by `resolveSsh` and quoted again
+ * here; nothing is interpolated unquoted but our own constants and numbers.
+ */
+
+/** Every iptables rule we add carries `--comment fencekit:<run id>`, so any later run can find and remove it. */
+export const RULE_TAG = 'fencekit:';
+/** Set in each server's environment: how a later run recognises a leftover fencekit process (and no other). */
+export const RUN_ENV = 'FENCEKIT_RUN';
+
+/** Runs `script` as root: directly when logged in as root, else through `sudo -n` (which fails, never prompts). */
+export function asRoot(script: string): string {
+  const quoted = shellQuote(script);
+  return `if [ "$(id -u)" = 0 ]; then sh -c ${quoted}; else sudo -n sh -c ${quoted}; fi`;
+}
+
+/** The Debian packages a server needs on a node, and the service Debian starts for it on install. */
+export const PACKAGES: Readonly<Record<LocalRecipe['server'], { packages: string[]; service: string }>> = {
+  etcd: { packages: ['etcd-server'], service: 'etcd' },
+  zookeeper: { packages: ['zookeeper', 'libslf4j-java', 'default-jre-headless'], service: 'zookeeper' },
+  redis: { packages: ['redis-server'], service: 'redis-server' },
+};
+/** What the faults and the clean-up use: iptables, kill/pgrep (procps), timeout and setsid (coreutils, util-linux). */
+const TOOLS = ['iptables', 'procps', 'coreutils', 'util-linux'];
+
+/**
+ * Installs what is missing, with apt-get; a no-op (`installed: none`) when `dpkg -s` finds everything. Debian's
+ * packages start their own service on install, which would hold the ports our servers need: a service we just
+ * installed is stopped and disabled (one that was there before is left alone).
+ */
+export function installScript(server: LocalRecipe['server']): string {
+  const { packages, service } = PACKAGES[server];
+  const wanted = [...packages, ...TOOLS].map(shellQuote).join(' ');
+  return `missing=""
+for p in ${wanted}; do dpkg -s "$p" > /dev/null 2>&1 || missing="$missing $p"; done
+if [ -z "$missing" ]; then echo "installed: none"; exit 0; fi
+command -v apt-get > /dev/null || { echo "missing:$missing, and no apt-get to install them" >&2; exit 3; }
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q > /dev/null && apt-get install -y -q --no-install-recommends $missing || exit 4
+case "$missing" in *${PACKAGES[server].packages[0]}*)
+  (systemctl stop ${shellQuote(service)} && systemctl disable ${shellQuote(service)}) > /dev/null 2>&1 || true;;
+esac
+echo "installed:$missing"`;
+}
+
+/**
+ * Lines `<pid> <run id> <state letter>` for every process whose environment has FENCEKIT_RUN, from `proc` (tests
+ * give another directory: on a host that runs test nodes, /proc shows the nodes' servers too).
+ */
+const fencekitProcesses = (proc = '/proc') => `for e in ${shellQuote(proc)}/[0-9]*/environ; do
+  p=\${e%/environ}; p=\${p##*/}
+  r=$(tr '\\0' '\\n' < "$e" 2> /dev/null | sed -n 's/^${RUN_ENV}=//p' | head -n 1)
+  [ -n "$r" ] || continue
+  s=$(sed -n 's/^.*) \\(.\\).*$/\\1/p' ${shellQuote(proc)}"/$p/stat" 2> /dev/null)
+  echo "$p $r $s"
+done`;
+
+/** Deletes the fencekit rules whose tag matches `pattern` (a grep -e pattern), printing `rule <rule>` for each. */
+function deleteRules(pattern: string): string {
+  // iptables -S prints the comment in double quotes; our tags have no spaces or quotes, so dropping them is exact.
+  return `iptables -w -S 2> /dev/null | grep -e ${shellQuote(`--comment "\\{0,1\\}${pattern}`)} | sed -e 's/^-A /-D /' -e 's/"//g' | while read -r rule; do
+  iptables -w $rule && echo "rule $rule"
+done`;
+}
+
+/**
+ * A later start's sweep: every fencekit rule (whatever run added it), every fencekit server process (a stopped
+ * one is resumed first, then all are killed: their ports are needed), every old run directory. Prints one line
+ * per thing it healed (`rule …`, `stopped <pid> <run>`, `killed <pid> <run>`, `dir <path>`).
+ */
+export function sweepScript(baseDir: string, proc?: string): string {
+  return `${deleteRules(RULE_TAG)}
+(${fencekitProcesses(proc)}) | while read -r p r s; do
+  [ "$s" = T ] && echo "stopped $p $r"
+  kill -CONT "$p" 2> /dev/null; kill -KILL "$p" 2> /dev/null && echo "killed $p $r"
+done
+for d in ${shellQuote(baseDir)}/fk-*; do [ -d "$d" ] && rm -rf "$d" && echo "dir $d"; done
+true`;
+}
+
+/** Removes this run's rules only (a heal). */
+export function healLinksScript(runId: string): string {
+  // Fails when a rule is still there, so a heal that did not work is an error, not a silent partition.
+  return `${deleteRules(`${RULE_TAG}${runId}`)}
+! iptables -w -S 2> /dev/null | grep -q -e ${shellQuote(`--comment "\\{0,1\\}${RULE_TAG}${runId}`)}`;
+}
+
+/**
+ * Drops everything to and from the peers' addresses, in both chains, inserted first so no ACCEPT of the node's own
+ * firewall comes before them. `peers` are names or IPv4 addresses; names are resolved on the node, where the
+ * traffic is.
+ */
+export function cutScript(runId: string, peers: readonly string[]): string {
+  const tag = shellQuote(`${RULE_TAG}${runId}`);
+  return `for h in ${peers.map(shellQuote).join(' ')}; do
+  addrs=$(getent ahostsv4 "$h" | awk '{print $1}' | sort -u)
+  [ -n "$addrs" ] || { echo "cannot resolve $h" >&2; exit 3; }
+  for a in $addrs; do
+    iptables -w -I INPUT -s "$a" -m comment --comment ${tag} -j DROP &&
+    iptables -w -I OUTPUT -d "$a" -m comment --comment ${tag} -j DROP || exit 4
+  done
+done`;
+}
+
+/** This run's stopped processes resumed (a heal's part that needs no bookkeeping). */
+export function resumeRunScript(runId: string): string {
+  return `(${fencekitProcesses()}) | awk -v run=${shellQuote(runId)} '$2 == run && $3 == "T" {print $1}' | while read -r p; do kill -CONT "$p"; done; true`;
+}
+
+/** This run's processes resumed, killed and waited for (bounded), and its rules removed: the end of a run. */
+export function stopRunScript(runId: string): string {
+  return `${healLinksScript(runId)}
+pids() { (${fencekitProcesses()}) | awk -v run=${shellQuote(runId)} '$2 == run {print $1}'; }
+for p in $(pids); do kill -CONT "$p" 2> /dev/null; kill -KILL "$p" 2> /dev/null; done
+i=0; while [ -n "$(pids)" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+[ -z "$(pids)" ]`;
+}
+
+/** Shell test: process "$p" exists and is not a zombie. */
+const ALIVE = `[ -e "/proc/$p" ] && ! grep -q '^State:.*Z' "/proc/$p/status" 2> /dev/null`;
+const PID = (dir: string, name: string) =>
+  `p=$(cat ${shellQuote(`${dir}/${name}.pid`)} 2> /dev/null) && [ -n "$p" ]`;
+
+/** Writes the launch files into the run directory (and the clock shim's file, at no skew). */
+export function writeFilesScript(
+  dir: string,
+  files: Readonly<Record<string, string>>,
+  clockFile: boolean,
+): string {
+  const lines = [`mkdir -p ${shellQuote(dir)}`, `chmod 700 ${shellQuote(dir)}`];
+  for (const [name, content] of Object.entries(files)) {
+    const path = `${dir}/${name}`;
+    lines.push(
+      `mkdir -p "$(dirname ${shellQuote(path)})"`,
+      `printf '%s' ${shellQuote(content)} > ${shellQuote(path)}`,
+    );
+  }
+  if (clockFile) lines.push(`printf '0 1\\n' > ${shellQuote(`${dir}/clock`)}`);
+  return lines.join(' &&\n');
+}
+
+/**
+ * Starts a server in the background in its own session (so it outlives the ssh channel and no hang-up reaches it),
+ * tagged with the run id, its output appended to `<name>.log`, its pid in `<name>.pid`.
+ */
+export function startScript(
+  dir: string,
+  runId: string,
+  name: string,
+  spec: LaunchSpec,
+  extraEnv: Readonly<Record<string, string>>,
+): string {
+  const env = { [RUN_ENV]: runId, ...spec.env, ...extraEnv };
+  const assignments = Object.entries(env).map(([k, v]) => `${k}=${shellQuote(v)}`);
+  const command = [spec.command, ...spec.args].map(shellQuote).join(' ');
+  const log = shellQuote(`${dir}/${name}.log`);
+  return `cd ${shellQuote(dir)} && { setsid env ${assignments.join(' ')} ${command} >> ${log} 2>&1 < /dev/null & echo $! > ${shellQuote(`${dir}/${name}.pid`)}; }`;
+}
+
+/** Exit 0 when the server runs (stopped counts; gone or a zombie does not). */
+export function runningScript(dir: string): string {
+  return `${PID(dir, 'server')} && ${ALIVE}`;
+}
+
+/** The server's state letter from /proc, or nothing. */
+export function stateScript(dir: string): string {
+  return `${PID(dir, 'server')} && sed -n 's/^.*) \\(.\\).*$/\\1/p' "/proc/$p/stat"`;
+}
+
+/** SIGKILL and wait (bounded) until gone; nothing when not running. STOP/CONT fail when there is none to signal. */
+export function signalScript(dir: string, signal: 'KILL' | 'STOP' | 'CONT'): string {
+  if (signal === 'KILL')
+    return `${PID(dir, 'server')} && kill -KILL "$p"; i=0; while ${ALIVE} && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done; true`;
+  return `${PID(dir, 'server')} && ${ALIVE} && kill -${signal} "$p"`;
+}
+
+/** The clock shim's skew file, written atomically. */
+export function clockScript(dir: string, offsetMs: number, rate: number): string {
+  const offsetNs = BigInt(Math.round(offsetMs)) * 1_000_000n;
+  if (!Number.isFinite(rate)) throw new Error(`clock rate ${rate} is not a finite number`);
+  const file = shellQuote(`${dir}/clock`);
+  return `printf '%s %s\\n' ${offsetNs} ${rate} > ${file}.tmp && mv ${file}.tmp ${file}`;
+}
+
+/**
+ * Whether the shim copied to `shim` loads on this node: the same machine type as ours, and the dynamic loader
+ * takes it (a glibc too old for it says so on stderr). Prints `ok`, or why not.
+ */
+export function shimCheckScript(shim: string, arch: string): string {
+  return `[ "$(uname -m)" = ${shellQuote(arch)} ] || { echo "the node is $(uname -m), the shim was built for ${arch}"; exit 0; }
+out=$(LD_PRELOAD=${shellQuote(shim)} FENCEKIT_CLOCK_FILE=/dev/null /bin/true 2>&1)
+if [ -n "$out" ]; then echo "the node's loader refuses the shim: $out"; else echo ok; fi`;
+}
