@@ -78,6 +78,21 @@ describe('the mutex check where the resource checks fences', () => {
     expect(result.violations[0]?.message).toMatch(/client 4 \(fence 369\) and client 3 \(fence 371\)/);
   });
 
+  it("reads the earlier holder's lease from its grant of that section when a restarted server reissued the fence", () => {
+    // A Redis restarted without persistence counts fences from 1 again: client 4 is granted fence 369 a
+    // second time, long after the overrun above. The section at 55-115 ms belongs to the first grant
+    // (ended at 16 ms), not to the later one (ended at its release at 322 ms).
+    const again = section(4, '369', 300, 500, 305, 320).map((e) => {
+      if (!e.value || typeof e.value !== 'object' || !('grant' in e.value)) return e;
+      return { ...e, value: { ...e.value, grant: 'c4.369.again' } };
+    });
+    const result = checkMutexWithinLeases(
+      history(section(4, '369', 0, 16, 55, 115), section(3, '371', 76, 126, 77, 160), again),
+    );
+    expect(result.verdict).toBe('ok');
+    expect(result.stats.overlapsPastLease).toBe(1);
+  });
+
   it('applies with fencing on only: with fencing off the overrun is unprotected and convicts', async () => {
     const plan = { workload: 'mutex' as const, fenced: true, initialStock: 0, ttlMs: 50, backend: 'etcd' };
     const on = await checkHistory({ ...plan, fencing: true }, overrun, []);

@@ -165,16 +165,31 @@ export function checkMutexWithinLeases(
 ): CheckResult<MutexResult['violations'][number], MutexStats & { overlapsPastLease: number }> {
   const result = checkMutex(history, { maxViolations: ALL_OVERLAPS });
   if (result.verdict !== 'illegal') return { ...result, stats: { ...result.stats, overlapsPastLease: 0 } };
-  /** Each grant's believed end, by holder and fence (a fence names one grant where fences are safe). */
-  const ends = new Map<string, number>();
+  /**
+   * Each grant's window, by holder and fence. A fence names one grant only while the counter survives: a
+   * Redis restarted without persistence hands fences out from 1 again, so one holder can hold the same
+   * fence twice, and the section's own grant is the latest one granted before the section began.
+   */
+  const windows = new Map<string, { start: number; end: number }[]>();
   for (const w of leaseWindows(history).windows) {
-    if (w.fence !== undefined) ends.set(`${String(w.process)} ${w.fence}`, w.end);
+    if (w.fence === undefined) continue;
+    const key = `${String(w.process)} ${w.fence}`;
+    const list = windows.get(key) ?? [];
+    list.push({ start: w.start, end: w.end });
+    windows.set(key, list);
   }
+  const endOf = (client: unknown, fence: string, sectionStart: number): number | undefined => {
+    let found: { start: number; end: number } | undefined;
+    for (const w of windows.get(`${String(client)} ${fence}`) ?? []) {
+      if (w.start <= sectionStart && (found === undefined || w.start > found.start)) found = w;
+    }
+    return found?.end;
+  };
   const violations = result.violations.filter((v) => {
     const { first, second } = v;
     if (first.fence === undefined || second.fence === undefined) return true;
     if (BigInt(second.fence) <= BigInt(first.fence)) return true;
-    const end = ends.get(`${String(first.client)} ${first.fence}`);
+    const end = endOf(first.client, first.fence, first.start);
     return end === undefined || second.start < end;
   });
   const pastLease = result.violations.length - violations.length;
