@@ -118,6 +118,11 @@ program
   )
   .option('--ttl <duration>', 'lock TTL (default: per backend)')
   .option('--session <duration>', 'zk session timeout apart from the TTL (default: max(4s, TTL))')
+  .option(
+    '--abort-rate <share>',
+    'share (0..1) of acquires given up while in flight: aborted after 0–8 ms or a waitMs of 1–4 ms',
+    '0',
+  )
   .option('--window <duration>', 'gap between a client’s lease check and its write', '30ms')
   .option('--stock <n>', 'starting stock of the inventory', '100000')
   .option('--tick <duration>', 'cron tick', '100ms')
@@ -142,6 +147,7 @@ program
       ...sshFlags(o),
       ...(o.ttl ? { ttl: o.ttl as string } : {}),
       ...(o.session ? { session: o.session as string } : {}),
+      abortRate: o.abortRate as string as never,
       window: o.window as string,
       stock: o.stock as string as never,
       tick: o.tick as string,

@@ -97,6 +97,12 @@ export const runOptionsSchema = z
     tick: duration.default(100),
     /** ZooKeeper's session timeout, set apart from the TTL (default: max(2 × follower lag, TTL)). */
     session: duration.optional(),
+    /** The share of acquires given up while in flight (workloads/cancel.ts); 0 = none, as before. */
+    abortRate: z.coerce
+      .number({ error: 'a number from 0 to 1' })
+      .min(0, { error: 'a number from 0 to 1' })
+      .max(1, { error: 'a number from 0 to 1' })
+      .default(0),
   })
   .superRefine((options, ctx) => {
     if (options.provider === 'external' && options.endpoints === undefined) {

@@ -76,6 +76,7 @@ async function startClient(
     windowAck,
     tickMs: options.tick,
     seed: options.seed,
+    ...(options.abortRate > 0 ? { abortRate: options.abortRate } : {}),
   };
   const source = `client ${index}`;
   collector.source(source);

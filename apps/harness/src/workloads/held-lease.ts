@@ -3,6 +3,7 @@ import { documentedBounds } from '../client/bounds.js';
 import { grantFact, historyNow, type LeaseObservation, observe } from '../client/lease-facts.js';
 import { ok } from '../client/recorder.js';
 import { takeLock } from './acquire.js';
+import { drawCancel } from './cancel.js';
 import type { WorkloadContext } from './types.js';
 
 /** A ZooKeeper-style client that can re-adopt a lease that ended unsure (`ZkLockClient.reclaim`). */
@@ -105,21 +106,31 @@ export async function acquireHeld(
   let held: HeldLease | undefined;
   // A blocking acquire carries the contract's `waitMs` and the bound its adapter documents for it;
   // polling is the harness's own loop around tryAcquire, which no adapter promises anything about.
+  const cancel = drawCancel(config, key, stopping, ctx.random);
+  const waitMs =
+    cancel !== undefined && 'waitMs' in cancel.recorded ? cancel.recorded.waitMs : config.opTimeoutMs;
   const bound =
     config.acquire === 'wait'
       ? {
-          waitMs: config.opTimeoutMs,
-          boundMs: documentedBounds(config.backend, config.ttlMs, config.sessionMs).acquireMs(
-            config.opTimeoutMs,
-          ),
+          waitMs,
+          boundMs: documentedBounds(config.backend, config.ttlMs, config.sessionMs).acquireMs(waitMs),
         }
-      : { pollMs: config.opTimeoutMs };
-  await recorder.op('acquire', { resource, ...bound }, async () => {
-    const lease = await takeLock(locks, key, config, stopping, ctx.random);
-    const fact = grantFact(lease, grant, resource, { ttlMs: config.ttlMs, sends: ctx.sends });
-    held = new HeldLease(lease, grant, resource, ctx);
-    return ok(fact);
-  });
+      : { pollMs: waitMs };
+  const asked = {
+    resource,
+    ...bound,
+    ...(cancel !== undefined && 'abortAfterMs' in cancel.recorded ? cancel.recorded : {}),
+  };
+  try {
+    await recorder.op('acquire', asked, async () => {
+      const lease = await takeLock(locks, key, config, cancel?.signal ?? stopping, ctx.random, waitMs);
+      const fact = grantFact(lease, grant, resource, { ttlMs: config.ttlMs, sends: ctx.sends });
+      held = new HeldLease(lease, grant, resource, ctx);
+      return ok(fact);
+    });
+  } finally {
+    cancel?.dispose();
+  }
   return held;
 }
 

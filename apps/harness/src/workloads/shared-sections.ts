@@ -3,6 +3,7 @@ import type { SharedLocks } from '../backends/shared-locks.js';
 import { documentedBounds } from '../client/bounds.js';
 import { grantFact } from '../client/lease-facts.js';
 import { ok } from '../client/recorder.js';
+import { drawCancel } from './cancel.js';
 import { HeldLease } from './held-lease.js';
 import { grantIds, RELEASE_FAILED_BACKOFF_SESSIONS } from './sections.js';
 import type { WorkloadContext } from './types.js';
@@ -45,30 +46,46 @@ export async function acquireShared(
   take: SharedTake,
 ): Promise<HeldLease | undefined> {
   const { config, recorder } = ctx;
+  const cancel = drawCancel(config, resource, ctx.stopping, ctx.random);
+  const waitMs =
+    cancel !== undefined && 'waitMs' in cancel.recorded ? cancel.recorded.waitMs : config.opTimeoutMs;
   const bound =
     config.acquire === 'wait'
       ? {
-          waitMs: config.opTimeoutMs,
-          boundMs: documentedBounds(config.backend, config.ttlMs, config.sessionMs).acquireMs(
-            config.opTimeoutMs,
-          ),
+          waitMs,
+          boundMs: documentedBounds(config.backend, config.ttlMs, config.sessionMs).acquireMs(waitMs),
         }
-      : { pollMs: config.opTimeoutMs };
+      : { pollMs: waitMs };
+  const asked = {
+    resource,
+    ...extra,
+    ...bound,
+    ...(cancel !== undefined && 'abortAfterMs' in cancel.recorded ? cancel.recorded : {}),
+  };
   let held: HeldLease | undefined;
-  await recorder.op('acquire', { resource, ...extra, ...bound }, async () => {
-    const lease = await takeShared(ctx, take);
-    held = new HeldLease(lease, grant, resource, ctx);
-    return ok({ ...grantFact(lease, grant, resource), ...extra });
-  });
+  try {
+    await recorder.op('acquire', asked, async () => {
+      const lease = await takeShared(ctx, take, cancel?.signal ?? ctx.stopping, waitMs);
+      held = new HeldLease(lease, grant, resource, ctx);
+      return ok({ ...grantFact(lease, grant, resource), ...extra });
+    });
+  } finally {
+    cancel?.dispose();
+  }
   return held;
 }
 
-async function takeShared(ctx: WorkloadContext, take: SharedTake): Promise<Lease<Fence | undefined>> {
-  const { config, stopping } = ctx;
+async function takeShared(
+  ctx: WorkloadContext,
+  take: SharedTake,
+  stopping: AbortSignal,
+  waitMs: number,
+): Promise<Lease<Fence | undefined>> {
+  const { config } = ctx;
   if (config.acquire === 'wait') {
-    return take.wait({ ttlMs: config.ttlMs, waitMs: config.opTimeoutMs, signal: stopping });
+    return take.wait({ ttlMs: config.ttlMs, waitMs, signal: stopping });
   }
-  const deadline = performance.now() + config.opTimeoutMs;
+  const deadline = performance.now() + waitMs;
   for (let attempt = 0; attempt < 100_000 && !stopping.aborted; attempt++) {
     const lease = await take.once({ ttlMs: config.ttlMs, signal: stopping });
     if (lease) return lease;
@@ -76,7 +93,7 @@ async function takeShared(ctx: WorkloadContext, take: SharedTake): Promise<Lease
     await sleep(5 + ctx.random() * 20, stopping);
   }
   // The same typed timeout a blocking acquire gives: the op is a `fail`, certain not to have taken effect.
-  throw new LockTimeoutError('shared grant', config.opTimeoutMs);
+  throw new LockTimeoutError('shared grant', waitMs);
 }
 
 /**

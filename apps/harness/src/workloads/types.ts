@@ -36,6 +36,8 @@ export interface ClientConfig {
   /** Cron tick length. */
   tickMs: number;
   seed: number;
+  /** `--abort-rate`: the share of acquires given up while in flight (cancel.ts); absent = 0. */
+  abortRate?: number;
 }
 
 export interface WorkloadContext {
