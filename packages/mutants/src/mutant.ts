@@ -20,6 +20,8 @@ export interface Exposure {
   /** `--session`: a ZooKeeper session timeout apart from the TTL (a TTL longer than the session). */
   sessionMs?: number;
   clients?: number;
+  /** `--abort-rate`: the share of acquires given up while in flight. */
+  abortRate?: number;
 }
 
 /** What an installed mutant asks the client process to do besides the patches it already made. */

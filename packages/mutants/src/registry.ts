@@ -9,6 +9,7 @@ import { redisFenceBeforeGrant, redisReleaseAnyHolder, redisValidityFromAnswer }
 import { redlockCloseUnbounded, redlockHalfQuorum, redlockNoDrift } from './redlock.js';
 import { redisSemaphoreExtraPermit } from './shared-locks.js';
 import {
+  zkCreateBoundToSignal,
   zkReclaimLeavesOldLeaseArmed,
   zkValidityUncapped,
   zkWatchAllChildren,
@@ -28,6 +29,7 @@ export const MUTANTS: readonly Mutant[] = [
   zkReclaimLeavesOldLeaseArmed,
   zkValidityUncapped,
   zkWithdrawGivesUp,
+  zkCreateBoundToSignal,
   etcdKeepAliveNeverFails,
   etcdExpiredGrantHandedOut,
   etcdNoRecheckAfterGrant,

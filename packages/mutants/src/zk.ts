@@ -187,3 +187,64 @@ export const zkWithdrawGivesUp: Mutant = {
     return {};
   },
 };
+
+/** What the queue's late withdrawal needs of the owning client's background work (background.js). */
+interface Background {
+  readonly signal: AbortSignal;
+  start(work: Promise<unknown>, onError: (error: unknown) => void): void;
+}
+
+/** Background work already stopped that runs nothing: a late withdrawal ends at once, deleting nothing. */
+const NO_BACKGROUND: Background = {
+  signal: AbortSignal.abort(new Error('zk-create-bound-to-signal: no background withdrawal')),
+  start(work) {
+    work.catch(() => {});
+  },
+};
+
+export const zkCreateBoundToSignal: Mutant = {
+  name: 'zk-create-bound-to-signal',
+  backend: 'zk',
+  // Not an issue #13 bug (`bug` is for those): the one fixed in 4647925, found by review.
+  breaks:
+    'an acquire given up (signal or waitMs) while its node’s create is in flight leaves no node behind: here nothing withdraws it, and it heads the queue until the client closes',
+  // A quarter of the acquires cancelled after 0–8 ms or with a waitMs of 1–4 ms: on loopback a create
+  // answers in about a millisecond, so some cancels land while it is in flight within seconds.
+  exposure: { workload: 'mutex', faults: [], fencing: true, abortRate: 0.25 },
+  checkers: ['liveness'],
+  async install() {
+    const { SequentialQueue } = await adapterModule<QueueModule>('@fencekit/zk', 'queue.js');
+    // The join as it was before the fix: a create its caller gave up is withdrawn by nobody. The fix
+    // hands the queue the client's background work for that; this queue's is one that runs nothing.
+    patchMethod(
+      SequentialQueue.prototype as QueueModule['SequentialQueue']['prototype'] & { join: Join },
+      'join',
+      (original) =>
+        function (this: { background?: Background }, ...args: Parameters<Join>) {
+          // Before the fix the queue had no background work: there, the unmutated adapter is this mutant.
+          if (this.background !== undefined && this.background !== NO_BACKGROUND) {
+            Object.defineProperty(this, 'background', { value: NO_BACKGROUND, configurable: true });
+          }
+          return original.apply(this, args);
+        },
+      this.name,
+    );
+    // A create its caller gave up is awaited by no one now; its failure (at close) must not be an
+    // unhandled rejection that kills the client. The promise handed back is the same one.
+    const { ZkSession } = await import('@fencekit/zk');
+    patchMethod(
+      ZkSession.prototype,
+      'createWithStat',
+      (original) =>
+        function (this: ZkSession, ...args: Parameters<ZkSession['createWithStat']>) {
+          const created = original.apply(this, args);
+          created.catch(() => {});
+          return created;
+        },
+      this.name,
+    );
+    return {};
+  },
+};
+
+type Join = (folder: string, data: Buffer | null, signal: Cancel) => Promise<unknown>;

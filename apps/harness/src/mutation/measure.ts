@@ -37,8 +37,9 @@ interface Judged {
 
 /** How a mutant's exposure reads in the tables: workload · faults · fencing. */
 export function settingOf(mutant: MutantSpec): string {
-  const { workload, faults, fencing, clients, ttlMs, sessionMs } = mutant.exposure;
+  const { workload, faults, fencing, clients, ttlMs, sessionMs, abortRate } = mutant.exposure;
   const extra = [
+    abortRate ? `abort rate ${abortRate}` : '',
     clients ? `${clients} clients` : '',
     ttlMs ? `TTL ${ttlMs} ms` : '',
     sessionMs ? `session ${sessionMs} ms` : '',
@@ -216,6 +217,7 @@ async function runSeed(
     ...(exposure.ttlMs ? { ttl: exposure.ttlMs } : {}),
     ...(exposure.sessionMs ? { session: exposure.sessionMs } : {}),
     ...(exposure.clients ? { clients: exposure.clients } : {}),
+    ...(exposure.abortRate ? { abortRate: exposure.abortRate } : {}),
     provider,
     out: options.out,
   });

@@ -18,6 +18,7 @@ export interface MutantSpec {
     readonly ttlMs?: number;
     readonly sessionMs?: number;
     readonly clients?: number;
+    readonly abortRate?: number;
   };
   readonly checkers: readonly string[];
   install(): Promise<{
