@@ -14,6 +14,7 @@ export type ClusterErrorCode =
   | 'ssh-failed'
   | 'remote-timeout'
   | 'remote-failed'
+  | 'nodes-in-use'
   | 'closed';
 
 export abstract class ClusterError extends Error {
@@ -157,5 +158,22 @@ export class ClusterClosedError extends ClusterError {
   readonly code = 'closed';
   constructor() {
     super('The cluster is closed');
+  }
+}
+
+/**
+ * Another run holds a node: its mark (`<baseDir>/<run>/alive`) was touched by its owner within `staleMs`. A start
+ * leaves such a run alone (its servers, rules and directory) and fails with this instead.
+ */
+export class NodesInUseError extends ClusterError {
+  readonly code = 'nodes-in-use';
+  constructor(
+    readonly node: string,
+    readonly runs: readonly string[],
+    readonly staleMs: number,
+  ) {
+    super(
+      `${node} is in use by run ${runs.join(', ')} (its mark touched within ${staleMs / 1000} s); not touching it`,
+    );
   }
 }

@@ -9,6 +9,7 @@ export {
   ClusterStartError,
   EndpointUnreachableError,
   NodeNotRunningError,
+  NodesInUseError,
   ProxyRequiredError,
   RemoteCommandError,
   RemoteTimeoutError,

@@ -1,5 +1,14 @@
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -8,7 +17,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { clockShimPath } from '../src/native.js';
 import { resolveOptions } from '../src/options.js';
 import { resolveSsh } from '../src/ssh/options.js';
-import { cutScript, healLinksScript, shimCheckScript, startScript, sweepScript } from '../src/ssh/scripts.js';
+import {
+  cutScript,
+  healLinksScript,
+  SWEEP_IN_USE,
+  shimCheckScript,
+  startScript,
+  sweepScript,
+} from '../src/ssh/scripts.js';
 
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'fk-ssh-cmd-'));
@@ -133,15 +149,38 @@ describe('ssh provider scripts', () => {
     await expect(run('sh', ['-c', healLinksScript('fk-1')], { env })).rejects.toMatchObject({ code: 1 });
   });
 
-  it("a later run's sweep removes every fencekit rule, whichever run added it", async () => {
+  it("a later run's sweep removes every fencekit rule and run dir of runs whose mark is stale or missing", async () => {
     const fake = fakeIptables([...ours, theirs, older]);
     const base = mkdtempSync(join(dir, 'base-'));
+    mkdirSync(join(base, 'fk-0'));
+    mkdirSync(join(base, 'fk-1'));
+    writeFileSync(join(base, 'fk-1', 'alive'), '');
+    const old = Date.now() / 1000 - 31;
+    utimesSync(join(base, 'fk-1', 'alive'), old, old);
     // Never this host's /proc: it shows the servers of any ssh test nodes running here, which a sweep would kill.
-    const { stdout } = await run('sh', ['-c', sweepScript(base, mkdtempSync(join(dir, 'proc-')))], {
+    const { stdout } = await run('sh', ['-c', sweepScript(base, 'fk-2', mkdtempSync(join(dir, 'proc-')))], {
       env: fake.env,
     });
     expect(fake.rules()).toEqual([theirs]);
     expect(stdout.split('\n').filter((l) => l.startsWith('rule ')).length).toBe(3);
+    expect(readdirSync(base)).toEqual(['fk-2']);
+    expect(readdirSync(join(base, 'fk-2'))).toEqual(['alive']);
+  });
+
+  it('a sweep leaves a live run (fresh mark) untouched and names it, exiting SWEEP_IN_USE', async () => {
+    const fake = fakeIptables([...ours, theirs, older]);
+    const base = mkdtempSync(join(dir, 'base-'));
+    mkdirSync(join(base, 'fk-1'));
+    writeFileSync(join(base, 'fk-1', 'alive'), '');
+    writeFileSync(join(base, 'fk-1', 'server.pid'), '1');
+    mkdirSync(join(base, 'fk-0'));
+    const error = await run('sh', ['-c', sweepScript(base, 'fk-2', mkdtempSync(join(dir, 'proc-')))], {
+      env: fake.env,
+    }).catch((e: { code: number; stdout: string }) => e);
+    expect(error).toMatchObject({ code: SWEEP_IN_USE, stdout: 'live fk-1\n' });
+    expect(fake.rules()).toEqual([...ours, theirs, older]);
+    expect(readdirSync(base).sort()).toEqual(['fk-0', 'fk-1', 'fk-2']);
+    expect(readdirSync(join(base, 'fk-1')).sort()).toEqual(['alive', 'server.pid']);
   });
 
   it('a cut tags both directions for every address of each peer, quoting what it is given', async () => {

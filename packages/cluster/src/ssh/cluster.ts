@@ -1,5 +1,6 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
+import { NodesInUseError, RemoteCommandError } from '../errors.js';
 import { ClientProxies } from '../faults/client-proxies.js';
 import type { FaultPrimitives } from '../faults/primitives.js';
 import type { ProbeTarget } from '../leader.js';
@@ -12,14 +13,17 @@ import type { ResolvedOptions } from '../options.js';
 import { ProviderCluster } from '../provider-cluster.js';
 import type { FaultProxy } from '../proxy/proxy.js';
 import type { Topology } from '../types.js';
+import { AliveMarks } from './alive.js';
 import { SshLinks } from './links.js';
 import { SshNode } from './node.js';
 import type { ResolvedSsh } from './options.js';
 import {
+  ALIVE_STALE_MS,
   asRoot,
   healLinksScript,
   installScript,
   resumeRunScript,
+  SWEEP_IN_USE,
   shimCheckScript,
   stopRunScript,
   sweepScript,
@@ -70,6 +74,7 @@ export class SshCluster extends ProviderCluster<SshNode> {
     private readonly clients: ClientProxies,
     private readonly ssh: ResolvedSsh,
     private readonly controlDir: string,
+    private readonly marks: AliveMarks,
     clockRefused: string | undefined,
   ) {
     super(
@@ -98,6 +103,7 @@ export class SshCluster extends ProviderCluster<SshNode> {
   }
 
   protected async teardown(): Promise<void> {
+    this.marks.stop();
     await this.clients.close();
     await Promise.all(this.members.map((n) => finish(n, this.ssh)));
     untrackCleanup(this);
@@ -113,6 +119,7 @@ export class SshCluster extends ProviderCluster<SshNode> {
     const proxies = new Map<string, FaultProxy>();
     const nodes: SshNode[] = [];
     const owner = {};
+    let marks: AliveMarks | undefined;
     const dir = `${ssh.baseDir}/${ssh.runId}`;
     // Until the cluster owns them: whatever was started is stopped on the nodes even if we die meanwhile.
     trackCleanup(owner, (final) => {
@@ -134,6 +141,8 @@ export class SshCluster extends ProviderCluster<SshNode> {
           return session;
         }),
       );
+      // From here each node carries this run's mark (the sweep in `prepare` makes it), kept fresh until the end.
+      marks = new AliveMarks(opened, dir);
       options.signal?.throwIfAborted();
       const ids = memberIds(ssh.targets.length);
       const layouts: NodeLayout[] = ids.map((id, i) => ({
@@ -187,6 +196,7 @@ export class SshCluster extends ProviderCluster<SshNode> {
         new ClientProxies(proxies),
         ssh,
         controlDir,
+        marks,
         clockRefused,
       );
       untrackCleanup(owner);
@@ -203,6 +213,7 @@ export class SshCluster extends ProviderCluster<SshNode> {
       });
       return cluster;
     } catch (error) {
+      marks?.stop();
       await Promise.all([...proxies.values()].map((p) => p.close()));
       await Promise.all(
         sessions.map(async (s) => {
@@ -232,7 +243,19 @@ async function prepare(
     what: `installing ${recipe.server}`,
   });
   if (!installed.includes('installed: none')) say(`${node.id} (${node.session.name}): ${installed.trim()}`);
-  const swept = (await node.check(sweepScript(ssh.baseDir), { what: 'healing leftovers' })).trim();
+  const sweep = await node.run(sweepScript(ssh.baseDir, ssh.runId), { what: 'healing leftovers' });
+  if (sweep.exitCode === SWEEP_IN_USE) {
+    const runs = sweep.stdout.split('\n').flatMap((l) => (l.startsWith('live ') ? [l.slice(5)] : []));
+    throw new NodesInUseError(`${node.id} (${node.session.name})`, runs, ALIVE_STALE_MS);
+  }
+  if (sweep.exitCode !== 0)
+    throw new RemoteCommandError(
+      `${node.id} (${node.session.name})`,
+      'healing leftovers',
+      sweep.exitCode,
+      `${sweep.stdout}${sweep.stderr}`.trim().slice(-2_000),
+    );
+  const swept = sweep.stdout.trim();
   if (swept) {
     const lines = swept.split('\n');
     const count = (kind: string) => lines.filter((l) => l.startsWith(`${kind} `)).length;

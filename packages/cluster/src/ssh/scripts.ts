@@ -68,17 +68,47 @@ done`;
 }
 
 /**
- * A later start's sweep: every fencekit rule (whatever run added it), every fencekit server process (a stopped
- * one is resumed first, then all are killed: their ports are needed), every old run directory. Prints one line
- * per thing it healed (`rule …`, `stopped <pid> <run>`, `killed <pid> <run>`, `dir <path>`).
+ * How long a run's mark (`<baseDir>/<run>/alive`) stays fresh after its owner last touched it. The owner touches it
+ * every `ALIVE_TOUCH_MS` over its ssh connection; a run whose mark is older (its harness died, or lost the node for
+ * that long) or missing is a leftover a later start may heal.
  */
-export function sweepScript(baseDir: string, proc?: string): string {
-  return `${deleteRules(RULE_TAG)}
+export const ALIVE_STALE_MS = 30_000;
+export const ALIVE_TOUCH_MS = 5_000;
+/** The sweep's exit code when a live run holds the node (its runs on stdout as `live <run>` lines). */
+export const SWEEP_IN_USE = 75;
+
+/** Touches this run's mark; fails (touching nothing) once the run directory is gone. */
+export function touchAliveScript(dir: string): string {
+  return `[ -d ${shellQuote(dir)} ] && touch ${shellQuote(`${dir}/alive`)}`;
+}
+
+/**
+ * A start's sweep, for run `runId`: first this run's mark is made (so a concurrent start sees us), then, if any
+ * other run's mark is fresher than `staleMs`, nothing is touched: the script prints `live <run>` for each and
+ * exits `SWEEP_IN_USE`. Otherwise every leftover of other runs is healed: every fencekit rule, every fencekit
+ * server process (a stopped one resumed first, then all killed: their ports are needed), every other run
+ * directory. Prints one line per thing it healed (`rule …`, `stopped <pid> <run>`, `killed <pid> <run>`,
+ * `dir <path>`).
+ */
+export function sweepScript(baseDir: string, runId: string, proc?: string, staleMs = ALIVE_STALE_MS): string {
+  const base = shellQuote(baseDir);
+  const own = shellQuote(`${baseDir}/${runId}`);
+  const ownRun = shellQuote(runId);
+  return `mkdir -p ${own} && chmod 700 ${own} && touch ${own}/alive || exit 3
+now=$(date +%s); live=""
+for d in ${base}/fk-*; do
+  [ -d "$d" ] && [ "$d" != ${own} ] && [ -f "$d/alive" ] || continue
+  m=$(stat -c %Y "$d/alive" 2> /dev/null) || continue
+  [ $((now - m)) -lt ${Math.ceil(staleMs / 1000)} ] && live="$live \${d##*/}"
+done
+if [ -n "$live" ]; then for r in $live; do echo "live $r"; done; exit ${SWEEP_IN_USE}; fi
+${deleteRules(RULE_TAG)}
 (${fencekitProcesses(proc)}) | while read -r p r s; do
+  [ "$r" = ${ownRun} ] && continue
   [ "$s" = T ] && echo "stopped $p $r"
   kill -CONT "$p" 2> /dev/null; kill -KILL "$p" 2> /dev/null && echo "killed $p $r"
 done
-for d in ${shellQuote(baseDir)}/fk-*; do [ -d "$d" ] && rm -rf "$d" && echo "dir $d"; done
+for d in ${base}/fk-*; do [ -d "$d" ] && [ "$d" != ${own} ] && rm -rf "$d" && echo "dir $d"; done
 true`;
 }
 
