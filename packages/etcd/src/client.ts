@@ -14,11 +14,11 @@ import {
   normalizeAcquire,
 } from '@fencekit/core';
 import type { Etcd3 } from 'etcd3';
-import { type Connection, closeNow, connect, type EtcdConnectionOptions } from './connection.js';
+import { closeOpened, openClient, trackIn } from './client-setup.js';
+import type { Connection, EtcdConnectionOptions } from './connection.js';
 import { EtcdElection } from './election.js';
 import { queuePrefix } from './keys.js';
 import { EtcdLease } from './lease.js';
-import { SessionPool } from './session-pool.js';
 import { type Granted, MAX_LAPSED_GRANTS, type QueueContext, waitForHead } from './wait.js';
 
 export interface EtcdClientOptions extends EtcdConnectionOptions {
@@ -57,29 +57,10 @@ export class EtcdClient implements LockClient<bigint>, ElectionClient {
   readonly #keepAlive: boolean;
 
   constructor(options: EtcdClientOptions) {
-    if (typeof options !== 'object' || options === null) {
-      throw new InvalidArgumentError('options', options, 'an object with hosts or client');
-    }
-    const prefix = options.prefix ?? 'fencekit';
-    if (typeof prefix !== 'string' || prefix.length === 0) {
-      throw new InvalidArgumentError('prefix', prefix, 'a non-empty string');
-    }
-    if (options.keepAlive !== undefined && typeof options.keepAlive !== 'boolean') {
-      throw new InvalidArgumentError('keepAlive', options.keepAlive, 'a boolean');
-    }
-    this.#connection = connect(options);
-    const etcd = this.#connection.etcd;
-    this.#keepAlive = options.keepAlive ?? true;
-    const shared = new SessionPool(etcd, this.#connection.callTimeoutMs, 'shared');
-    this.#context = {
-      etcd,
-      callTimeoutMs: this.#connection.callTimeoutMs,
-      prefix,
-      sessions: this.#keepAlive ? shared : new SessionPool(etcd, this.#connection.callTimeoutMs, 'per-grant'),
-      campaignSessions: shared,
-      closing: this.#closing.signal,
-      track: (work) => this.#track(work),
-    };
+    const opened = openClient(options, this.#closing.signal, (work) => this.#track(work));
+    this.#connection = opened.connection;
+    this.#context = opened.context;
+    this.#keepAlive = opened.keepAlive;
   }
 
   /** The underlying `etcd3` client, for your own transactions (see `ownershipCompare`). */
@@ -182,20 +163,15 @@ export class EtcdClient implements LockClient<bigint>, ElectionClient {
   }
 
   #track<T>(work: Promise<T>): Promise<T> {
-    this.#inflight.add(work);
-    const forget = () => this.#inflight.delete(work);
-    work.then(forget, forget);
-    return work;
+    return trackIn(this.#inflight, work);
   }
 
-  async #close(): Promise<void> {
-    this.#closing.abort(new ClientClosedError('etcd client'));
-    // Work in flight first (a join, a read; background retries stop at once, waiters give up their
-    // place without a request), so that no session is granted after the pools are closed.
-    await Promise.allSettled([...this.#inflight]);
-    // Every key lives on one of the client's sessions: one revoke each deletes them all, so close()
-    // sends no release, resignation or withdrawal of its own.
-    await Promise.allSettled([this.#context.sessions.close(), this.#context.campaignSessions.close()]);
-    if (this.#connection.owned) await closeNow(this.#connection);
+  #close(): Promise<void> {
+    return closeOpened(
+      { connection: this.#connection, context: this.#context },
+      this.#closing,
+      this.#inflight,
+      'etcd client',
+    );
   }
 }

@@ -26,12 +26,12 @@ import {
 import type { Etcd3 } from 'etcd3';
 import { anySignal, deadlineSignal } from './abort.js';
 import type { EtcdClientOptions } from './client.js';
-import { type Connection, closeNow, connect } from './connection.js';
+import { closeOpened, openClient, trackIn } from './client-setup.js';
+import type { Connection } from './connection.js';
 import { toBackendError } from './errors.js';
 import type { EtcdGrant, EtcdLease } from './lease.js';
 import { enterRoom } from './permit-room.js';
 import { SessionGoneError, withdraw } from './queue.js';
-import { SessionPool } from './session-pool.js';
 import { EtcdReadWriteLease, EtcdSemaphoreLease } from './shared-lease.js';
 import { type Granted, MAX_LAPSED_GRANTS, type QueueContext, waitForHead } from './wait.js';
 import { withdrawInBackground } from './withdrawal.js';
@@ -75,29 +75,10 @@ export class EtcdSharedLockClient implements SemaphoreClient<bigint>, ReadWriteL
   #closed: Promise<void> | undefined;
 
   constructor(options: EtcdClientOptions) {
-    if (typeof options !== 'object' || options === null) {
-      throw new InvalidArgumentError('options', options, 'an object with hosts or client');
-    }
-    const prefix = options.prefix ?? 'fencekit';
-    if (typeof prefix !== 'string' || prefix.length === 0) {
-      throw new InvalidArgumentError('prefix', prefix, 'a non-empty string');
-    }
-    if (options.keepAlive !== undefined && typeof options.keepAlive !== 'boolean') {
-      throw new InvalidArgumentError('keepAlive', options.keepAlive, 'a boolean');
-    }
-    this.#connection = connect(options);
-    const etcd = this.#connection.etcd;
-    this.#keepAlive = options.keepAlive ?? true;
-    const shared = new SessionPool(etcd, this.#connection.callTimeoutMs, 'shared');
-    this.#context = {
-      etcd,
-      callTimeoutMs: this.#connection.callTimeoutMs,
-      prefix,
-      sessions: this.#keepAlive ? shared : new SessionPool(etcd, this.#connection.callTimeoutMs, 'per-grant'),
-      campaignSessions: shared,
-      closing: this.#closing.signal,
-      track: (work) => this.#track(work),
-    };
+    const opened = openClient(options, this.#closing.signal, (work) => this.#track(work));
+    this.#connection = opened.connection;
+    this.#context = opened.context;
+    this.#keepAlive = opened.keepAlive;
   }
 
   /** The underlying `etcd3` client. */
@@ -319,16 +300,15 @@ export class EtcdSharedLockClient implements SemaphoreClient<bigint>, ReadWriteL
   }
 
   #track<T>(work: Promise<T>): Promise<T> {
-    this.#inflight.add(work);
-    const forget = () => this.#inflight.delete(work);
-    work.then(forget, forget);
-    return work;
+    return trackIn(this.#inflight, work);
   }
 
-  async #close(): Promise<void> {
-    this.#closing.abort(new ClientClosedError('etcd shared-lock client'));
-    await Promise.allSettled([...this.#inflight]);
-    await Promise.allSettled([this.#context.sessions.close(), this.#context.campaignSessions.close()]);
-    if (this.#connection.owned) await closeNow(this.#connection);
+  #close(): Promise<void> {
+    return closeOpened(
+      { connection: this.#connection, context: this.#context },
+      this.#closing,
+      this.#inflight,
+      'etcd shared-lock client',
+    );
   }
 }
