@@ -1,6 +1,8 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RemoteTimeoutError, SshConnectionError } from '../src/errors.js';
@@ -117,6 +119,32 @@ describe.skipIf(unavailable !== undefined)(
       expect(readdirSync(dir).filter((f) => /^[0-9a-f]{40}$/.test(f))).toEqual([]);
       await expect(session.run('true')).rejects.toBeInstanceOf(SshConnectionError);
     });
+
+    it('the master dies with its owner even when the owner is SIGKILLed (no exit handler runs)', async () => {
+      // Serving first, so the child's one try to connect does not meet an sshd still starting.
+      await (await openWhenServing(node, options)).close();
+      const dist = new URL('../dist/ssh/session.js', import.meta.url).href;
+      const target = { host: '127.0.0.1', port: node.port, user: 'root', keyFile: node.keyFile };
+      const owner = spawn(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `const { SshSession } = await import(${JSON.stringify(dist)});
+const s = await SshSession.open(${JSON.stringify(target)}, ${JSON.stringify(options)});
+console.log(s.masterPid); setInterval(() => {}, 1000);`,
+        ],
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      );
+      const [line] = (await once(createInterface({ input: owner.stdout! }), 'line')) as [string];
+      const pid = Number(line);
+      expect(alive(pid)).toBe(true);
+      owner.kill('SIGKILL');
+      await once(owner, 'exit');
+      // The kernel's death signal is immediate; the bound only guards a loaded machine.
+      for (let i = 0; i < 100 && alive(pid); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(alive(pid)).toBe(false);
+    }, 60_000);
 
     it('refuses a target that is not a plain host, user, port and existing key', async () => {
       for (const target of [

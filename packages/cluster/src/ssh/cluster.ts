@@ -14,6 +14,7 @@ import { ProviderCluster } from '../provider-cluster.js';
 import type { FaultProxy } from '../proxy/proxy.js';
 import type { Topology } from '../types.js';
 import { AliveMarks } from './alive.js';
+import { CONTROL_BASE, CONTROL_PREFIX, sweepStaleControlDirs, writeControlOwner } from './control-dirs.js';
 import { SshLinks } from './links.js';
 import { SshNode } from './node.js';
 import type { ResolvedSsh } from './options.js';
@@ -114,7 +115,10 @@ export class SshCluster extends ProviderCluster<SshNode> {
     const recipe = RECIPES[options.topology];
     const ports = PORTS[recipe.server];
     // Short: the control sockets' paths must fit a unix socket address.
-    const controlDir = await mkdtemp('/tmp/fk-ssh-');
+    for (const stale of sweepStaleControlDirs())
+      say(`ended the ssh masters of a dead run and removed ${stale}`);
+    const controlDir = await mkdtemp(`${CONTROL_BASE}/${CONTROL_PREFIX}`);
+    writeControlOwner(controlDir);
     const sessions: SshSession[] = [];
     const proxies = new Map<string, FaultProxy>();
     const nodes: SshNode[] = [];

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { InvalidArgumentError } from '@fencekit/core';
 import { RemoteCommandError, RemoteTimeoutError, SshConnectionError } from '../errors.js';
 import { trackCleanup, untrackCleanup } from '../local/reaper.js';
+import { pdeathsigPath } from '../native.js';
 
 /** One node as the user names it: `--nodes`, `--ssh-user`, `--ssh-key`, `--ssh-port`. */
 export interface SshTarget {
@@ -133,17 +134,26 @@ export class SshSession {
   private async startMaster(): Promise<void> {
     const boundMs = (this.options.connectTimeoutMs ?? 10_000) + 5_000;
     let stderr = '';
-    const master = spawn(
-      'ssh',
-      [...this.common(), '-M', '-N', '-o', 'ControlMaster=yes', '-o', 'ControlPersist=no', this.host],
-      {
-        stdio: ['ignore', 'ignore', 'pipe'],
-        // Its own process group: a Ctrl-C at the terminal reaches us, not the master, so the heal that follows
-        // still has its connection. The reaper kills it when we exit without closing (not on a signal someone
-        // handles: the heal needs it then).
-        detached: true,
-      },
-    );
+    const args = [
+      ...this.common(),
+      '-M',
+      '-N',
+      '-o',
+      'ControlMaster=yes',
+      '-o',
+      'ControlPersist=no',
+      this.host,
+    ];
+    // Through the launcher when there is one: the kernel then kills the master when we die, even by SIGKILL (its
+    // own process group keeps it from a Ctrl-C, not from that). Without one, a later start ends it (control-dirs.ts).
+    const launcher = pdeathsigPath();
+    const master = spawn(launcher ?? 'ssh', launcher ? [String(process.pid), 'ssh', ...args] : args, {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      // Its own process group: a Ctrl-C at the terminal reaches us, not the master, so the heal that follows
+      // still has its connection. The reaper kills it when we exit without closing (not on a signal someone
+      // handles: the heal needs it then).
+      detached: true,
+    });
     this.master = master;
     trackCleanup(this, (final) => {
       if (!final) return 'keep';
