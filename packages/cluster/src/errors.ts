@@ -15,6 +15,7 @@ export type ClusterErrorCode =
   | 'remote-timeout'
   | 'remote-failed'
   | 'nodes-in-use'
+  | 'cleanup-failed'
   | 'closed';
 
 export abstract class ClusterError extends Error {
@@ -175,5 +176,13 @@ export class NodesInUseError extends ClusterError {
     super(
       `${node} is in use by run ${runs.join(', ')} (its mark touched within ${staleMs / 1000} s); not touching it`,
     );
+  }
+}
+
+/** `close()` could not clean some nodes (a run's servers, rules or dir may be left there); one line per node. */
+export class CleanupFailedError extends ClusterError {
+  readonly code = 'cleanup-failed';
+  constructor(readonly failures: readonly string[]) {
+    super(`clean-up failed: ${failures.join(' | ')}`);
   }
 }

@@ -3,6 +3,7 @@ export { InvalidArgumentError } from '@fencekit/core';
 export { dockerAvailable, serversImageTag } from './docker/engine.js';
 export {
   CLIENT_SIDE_FAULTS,
+  CleanupFailedError,
   ClusterClosedError,
   ClusterError,
   type ClusterErrorCode,

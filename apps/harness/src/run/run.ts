@@ -64,8 +64,15 @@ async function cleanUp(run: Run): Promise<void> {
     child.kill('SIGKILL');
   }
   const { deployment } = run;
-  if (deployment) await deployment.faults.heal().catch(() => undefined);
-  if (deployment && !run.hooks.deployment) await deployment.close().catch(() => undefined);
+  // A heal or clean-up that failed is said and noted as a problem of the run: the servers may have stayed
+  // partitioned or paused past the history's end, so a verdict by liveness would not be trustworthy.
+  const failed = (what: string) => (error: unknown) => {
+    const line = `${what} failed: ${(error as Error).message}`;
+    say(run, line);
+    run.collector.problem(line);
+  };
+  if (deployment) await deployment.faults.heal().catch(failed('the final heal'));
+  if (deployment && !run.hooks.deployment) await deployment.close().catch(failed('the clean-up'));
   rmSync(run.work, { recursive: true, force: true });
 }
 

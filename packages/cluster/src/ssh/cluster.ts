@@ -1,6 +1,6 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
-import { NodesInUseError, RemoteCommandError } from '../errors.js';
+import { CleanupFailedError, NodesInUseError, RemoteCommandError } from '../errors.js';
 import { ClientProxies } from '../faults/client-proxies.js';
 import type { FaultPrimitives } from '../faults/primitives.js';
 import type { ProbeTarget } from '../leader.js';
@@ -106,9 +106,13 @@ export class SshCluster extends ProviderCluster<SshNode> {
   protected async teardown(): Promise<void> {
     this.marks.stop();
     await this.clients.close();
-    await Promise.all(this.members.map((n) => finish(n, this.ssh)));
+    const failures = (await Promise.all(this.members.map((n) => finish(n, this.ssh)))).filter(
+      (f): f is string => f !== undefined,
+    );
     untrackCleanup(this);
     rmSync(this.controlDir, { recursive: true, force: true });
+    for (const failure of failures) say(failure);
+    if (failures.length > 0) throw new CleanupFailedError(failures);
   }
 
   static async start(options: ResolvedOptions, ssh: ResolvedSsh): Promise<SshCluster> {
@@ -127,7 +131,7 @@ export class SshCluster extends ProviderCluster<SshNode> {
     const dir = `${ssh.baseDir}/${ssh.runId}`;
     // Until the cluster owns them: whatever was started is stopped on the nodes even if we die meanwhile.
     trackCleanup(owner, (final) => {
-      for (const s of sessions) s.runSync(final ? endRun(ssh.runId, dir) : healRun(ssh.runId));
+      SshSession.runSyncAll(sessions, () => (final ? endRun(ssh.runId, dir) : healRun(ssh.runId)));
       if (final) rmSync(controlDir, { recursive: true, force: true });
       return 'keep';
     });
@@ -207,7 +211,16 @@ export class SshCluster extends ProviderCluster<SshNode> {
       // At the end: stopped and wiped on every node. On a signal someone else handles (the harness's Ctrl-C), only
       // healed (rules gone, servers resumed) at once: the teardown that follows collects the logs, then wipes.
       trackCleanup(cluster, (final) => {
-        for (const n of nodes) n.session.runSync(final ? endRun(ssh.runId, dir) : healRun(ssh.runId));
+        const codes = SshSession.runSyncAll(
+          nodes.map((n) => n.session),
+          () => (final ? endRun(ssh.runId, dir) : healRun(ssh.runId)),
+        );
+        codes.forEach((code, i) => {
+          if (code !== 0)
+            say(
+              `${nodes[i]!.id} (${nodes[i]!.session.name}): ${final ? 'clean-up' : 'heal'} failed (exit ${code})`,
+            );
+        });
         if (final) rmSync(controlDir, { recursive: true, force: true });
         return 'keep';
       });
@@ -280,15 +293,34 @@ async function prepare(
   node.clockShim = verdict === 'ok' ? { path: remote } : { refused: verdict };
 }
 
-/** At close, on one node: this run stopped and its rules gone, its log and configuration copied home, its dir wiped. */
-async function finish(node: SshNode, ssh: ResolvedSsh): Promise<void> {
+/**
+ * At close, on one node: this run stopped and its rules gone, its log and configuration copied home, its dir wiped.
+ * Returns what could not be cleaned there (naming the node), or nothing: a failed step does not stop the others.
+ */
+async function finish(node: SshNode, ssh: ResolvedSsh): Promise<string | undefined> {
+  const failed: string[] = [];
+  const step = async (what: string, script: string) => {
+    try {
+      const { exitCode, stderr } = await node.run(script, { what });
+      if (exitCode !== 0)
+        failed.push(`${what} exited ${exitCode}${stderr.trim() ? `: ${stderr.trim().slice(-300)}` : ''}`);
+    } catch (error) {
+      failed.push(`${what}: ${(error as Error).message}`);
+    }
+  };
   try {
-    await node.run(stopRunScript(ssh.runId), { what: 'stopping the run' }).catch(() => undefined);
-    if (ssh.collectDir) await node.collect(ssh.collectDir);
-    await node.run(`rm -rf ${shellQuote(node.dir)}`, { what: 'wiping the run dir' }).catch(() => undefined);
+    await step('stopping the run', stopRunScript(ssh.runId));
+    if (ssh.collectDir)
+      await node
+        .collect(ssh.collectDir)
+        .catch((error: Error) => failed.push(`collecting the logs: ${error.message}`));
+    await step('wiping the run dir', `rm -rf ${shellQuote(node.dir)}`);
   } finally {
     await node.session.close();
   }
+  return failed.length === 0
+    ? undefined
+    : `${node.id} (${node.session.name}) not cleaned: ${failed.join('; ')}`;
 }
 
 /** Like `Promise.all`, but rejects (with the first failure) only once every promise has settled. */

@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { InvalidArgumentError } from '@fencekit/core';
 import { RemoteCommandError, RemoteTimeoutError, SshConnectionError } from '../errors.js';
 import { trackCleanup, untrackCleanup } from '../local/reaper.js';
@@ -260,24 +262,60 @@ export class SshSession {
     });
   }
 
+  /** The ssh command line (program first) that runs `script` bounded on the node, over the master if it is up. */
+  private syncArgv(script: string, timeoutMs: number): string[] {
+    const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
+    return [
+      'ssh',
+      ...this.common(),
+      '-o',
+      'ControlMaster=no',
+      this.host,
+      `timeout --kill-after=1 ${seconds} sh -c ${shellQuote(script)}`,
+    ];
+  }
+
   /**
    * `run`, synchronously: for the clean-up at exit, when no promise will be awaited. Over the master if it is
    * still up, else a connection of its own; bounded by `timeoutMs`. Its exit code (255: ssh failed, or timed out).
    */
   runSync(script: string, timeoutMs = 15_000): number {
-    const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
-    const result = spawnSync(
-      'ssh',
-      [
-        ...this.common(),
-        '-o',
-        'ControlMaster=no',
-        this.host,
-        `timeout --kill-after=1 ${seconds} sh -c ${shellQuote(script)}`,
-      ],
-      { stdio: 'ignore', timeout: timeoutMs + 2_500, killSignal: 'SIGKILL' },
-    );
-    return result.status ?? 255;
+    return SshSession.runSyncAll([this], () => script, timeoutMs)[0]!;
+  }
+
+  /**
+   * `runSync` on several sessions at once (each its own script), so the whole clean-up at exit is bounded by one
+   * `timeoutMs` (plus ssh's start), not one per node. Their exit codes, in order (255: ssh failed or timed out).
+   */
+  static runSyncAll(
+    sessions: readonly SshSession[],
+    script: (session: SshSession, index: number) => string,
+    timeoutMs = 15_000,
+  ): number[] {
+    if (sessions.length === 0) return [];
+    const status = mkdtempSync(join(tmpdir(), 'fk-ssh-sync-'));
+    try {
+      // One shell runs every ssh in the background and waits for all; each writes its exit code to a file.
+      const lines = sessions.map((session, i) => {
+        const argv = session.syncArgv(script(session, i), timeoutMs).map(shellQuote).join(' ');
+        return `(${argv} < /dev/null > /dev/null 2>&1; echo $? > ${shellQuote(join(status, String(i)))}) &`;
+      });
+      spawnSync('sh', ['-c', `${lines.join('\n')}\nwait`], {
+        stdio: 'ignore',
+        timeout: timeoutMs + 2_500,
+        killSignal: 'SIGKILL',
+      });
+      return sessions.map((_, i) => {
+        try {
+          const code = Number(readFileSync(join(status, String(i)), 'utf8').trim());
+          return Number.isInteger(code) ? code : 255;
+        } catch {
+          return 255;
+        }
+      });
+    } finally {
+      rmSync(status, { recursive: true, force: true });
+    }
   }
 
   /** Like `run`, but a non-zero exit is an error carrying the end of the output. */
