@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,7 +55,18 @@ describe('--provider ssh options', () => {
     [{ ...base }, /--nodes: --provider ssh needs the machines/],
     [{ ...base, nodes: 'root@n1' }, /--nodes\.0: host or host:port/],
     [{ ...base, nodes: 'a,a:2222' }, /--nodes: each host once/],
-    [{ ...base, nodes: 'a', sshPort: '0' as never }, /--ssh-port/],
+    [{ ...base, nodes: 'a', sshPort: '0' as never }, /--ssh-port: a port from 1 to 65535/],
+    [{ ...base, nodes: 'a:0' }, /--nodes\.0: the ssh port must be from 1 to 65535/],
+    [{ ...base, nodes: 'a,b:70000' }, /--nodes\.1: the ssh port must be from 1 to 65535/],
+    [{ ...base, nodes: 'a', sshPort: '0x16' as never }, /--ssh-port: a port number: decimal digits/],
+    [{ ...base, nodes: 'a', sshPort: ' 22 ' as never }, /--ssh-port: a port number: decimal digits/],
+    [{ ...base, nodes: 'a', sshPort: '1e3' as never }, /--ssh-port: a port number: decimal digits/],
+    [{ ...base, nodes: 'a', sshPort: '70000' as never }, /--ssh-port: a port from 1 to 65535/],
+    [{ ...base, provider: 'external', endpoints: '127.0.0.1:0' }, /--endpoints\.0: the port must be from 1/],
+    [
+      { ...base, provider: 'external', endpoints: '127.0.0.1:2379,127.0.0.1:2379' },
+      /--endpoints: each endpoint once/,
+    ],
     [{ ...base, nodes: 'a', sshUser: 'a b' }, /--ssh-user: a user name/],
     [{ ...base, nodes: 'a', sshHostKeys: 'no' as never }, /--ssh-host-keys/],
     [{ ...base, nodes: 'a', sshKey: join(dir, 'missing') }, /--ssh-key: no such key file/],
@@ -99,6 +110,11 @@ describe('--provider ssh options', () => {
   it.each([
     [['run', '--backend', 'etcd', '--provider', 'ssh'], /--nodes: --provider ssh needs the machines/],
     [['run', '--backend', 'etcd', '--provider', 'ssh', '--nodes', 'a', '--ssh-port', 'x'], /--ssh-port/],
+    [['run', '--backend', 'etcd', '--provider', 'ssh', '--nodes', 'a:0'], /--nodes\.0: the ssh port must be/],
+    [
+      ['run', '--backend', 'etcd', '--provider', 'external', '--endpoints', '127.0.0.1:2379,127.0.0.1:2379'],
+      /--endpoints: each endpoint once/,
+    ],
     [['suite', '--provider', 'ssh'], /--nodes: --provider ssh needs the machines/],
     [['suite', '--provider', 'local', '--nodes', 'a'], /--nodes: only with --provider ssh/],
   ])('the CLI exits 64 for %j, naming the flag', async (args, message) => {
@@ -118,5 +134,8 @@ describe('--provider ssh options', () => {
     });
     expect(r.code).toBe(64);
     expect(r.stderr).toMatch(message);
+    // Refused before the run's directory is made.
+    const out = join(dir, 'out');
+    expect(existsSync(out) ? readdirSync(out) : []).toEqual([]);
   });
 });

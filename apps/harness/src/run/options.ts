@@ -5,7 +5,7 @@ import { zkSessionProblem } from '../backends/zk.js';
 import { FAULT_NAMES, FAULTS, type FaultName } from '../nemesis/faults.js';
 import { SCENARIO_NAMES, type ScenarioName } from '../nemesis/scenarios.js';
 import { WORKLOADS } from '../workloads/types.js';
-import { keyPath, nodeList, sshHostKeys, sshPort, sshUser } from './ssh-options.js';
+import { keyPath, nodeList, portInRange, sshHostKeys, sshPort, sshUser } from './ssh-options.js';
 
 /** The one duration syntax of both CLIs (fencekit-check's): "500ms", "30s", "1.5m", "1h", a bare number of seconds. */
 export { parseDuration } from '@fencekit/checker';
@@ -36,9 +36,17 @@ const endpointList = z
   .transform((value) => (typeof value === 'string' ? value.split(',') : value).map((s) => s.trim()))
   .pipe(
     z
-      .array(z.string().regex(/^[^\s/@]+:\d{1,5}$/, { error: 'host:port, no scheme, path or user' }))
+      .array(
+        z
+          .string()
+          .regex(/^[^\s/@]+:\d{1,5}$/, { error: 'host:port, no scheme, path or user' })
+          .refine(portInRange, { error: 'the port must be from 1 to 65535' }),
+      )
       .min(1, { error: 'at least one host:port' })
-      .max(7, { error: 'at most 7 endpoints' }),
+      .max(7, { error: 'at most 7 endpoints' })
+      .refine((list) => new Set(list.map((e) => e.toLowerCase())).size === list.length, {
+        error: 'each endpoint once (a server given twice would be counted as two)',
+      }),
   );
 
 /** Longer durations make no sense for a run, and the per-operation timeout (4 TTLs) must fit a timer. */
