@@ -2,7 +2,7 @@ import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SshConnectionError, startCluster } from '../src/index.js';
+import { NodesInUseError, SshConnectionError, startCluster } from '../src/index.js';
 import { type SshNodeNetwork, sshNodesUnavailable, startSshNetwork } from './support/ssh-node.js';
 
 /**
@@ -133,6 +133,27 @@ setInterval(() => {}, 1000);
         );
       } finally {
         await cluster.close();
+      }
+      expect(await leftovers()).toEqual([]);
+    }, 180_000);
+
+    it("a second start on a live run's nodes fails with NodesInUseError naming it, the live run untouched", async () => {
+      const live = await startCluster({ topology: 'etcd', provider: 'ssh', nodes: net.hosts, ssh });
+      try {
+        const runId = (live as unknown as { runId: string }).runId;
+        const error = await startCluster({ topology: 'etcd', provider: 'ssh', nodes: net.hosts, ssh }).catch(
+          (e: unknown) => e,
+        );
+        expect(error).toBeInstanceOf(NodesInUseError);
+        expect((error as NodesInUseError).runs).toEqual([runId]);
+        // The live run's servers, and its directory only, are still there on every node.
+        for (let i = 0; i < net.hosts.length; i++) {
+          expect(await net.exec(i, 'pgrep -x etcd > /dev/null && echo up; ls /var/lib/fencekit')).toBe(
+            `up\n${runId}\n`,
+          );
+        }
+      } finally {
+        await live.close();
       }
       expect(await leftovers()).toEqual([]);
     }, 180_000);
