@@ -3,7 +3,7 @@ import { CLOSING_FAULT } from '../nemesis/faults.js';
 import { hangAtClose } from '../nemesis/hang-at-close.js';
 import type { NemesisContext } from '../nemesis/nemesis.js';
 import { seededRandom } from '../nemesis/random.js';
-import { exited } from './child.js';
+import { askToStop, exited } from './child.js';
 import type { RunProcesses } from './processes.js';
 import { enter, type Run } from './record.js';
 
@@ -29,7 +29,7 @@ export async function stopProcesses(
     : undefined;
   for (const child of processes.clients) {
     child.kill('SIGCONT');
-    if (child.connected) child.send({ kind: 'stop' });
+    askToStop(child);
   }
   const stopMs = Math.max(5_000, ttlMs * 6) + (hang && 'holdMs' in hang ? hang.holdMs : 0);
   const exits = processes.clients.map((child) => exited(child, stopMs));
@@ -39,6 +39,6 @@ export async function stopProcesses(
     if (!ok) collector.problem(`client ${index} did not stop within ${stopMs} ms and was killed`);
   });
   const { resource } = processes;
-  if (resource.connected) resource.send({ kind: 'stop' });
+  askToStop(resource);
   if (!(await exited(resource, 5_000))) collector.problem('the resource did not stop and was killed');
 }
