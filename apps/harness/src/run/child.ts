@@ -67,13 +67,19 @@ export function exited(child: ChildProcess, timeoutMs: number): Promise<boolean>
   });
 }
 
+/** The part of a `ChildProcess` that `askToStop` uses. */
+export interface StoppableChild {
+  readonly connected: boolean;
+  send(message: { kind: string }, callback: (error: Error | null) => void): boolean;
+}
+
 /**
  * Asks a child to stop over IPC. A child that died meanwhile (Ctrl-C reaches the whole process group)
  * has a closed channel: the send fails with EPIPE, which without a callback is an `error` event on the
  * child and crashed the harness in the middle of its teardown. The caller waits for the child's exit
  * (and kills it past its bound) anyway, so a failed send needs nothing more.
  */
-export function askToStop(child: Pick<ChildProcess, 'connected' | 'send'>): void {
+export function askToStop(child: StoppableChild): void {
   if (!child.connected) return;
   try {
     child.send({ kind: 'stop' }, (error) => {
