@@ -22,12 +22,12 @@ export interface Contender {
   open(endpoints: readonly string[]): Locker;
 }
 
-const TTL_MS = 10_000;
+export const TTL_MS = 10_000;
 const WAIT_MS = 30_000;
 
 const url = (endpoint: string): string => `redis://${endpoint}`;
 
-function connect(endpoint: string): Redis {
+export function connect(endpoint: string): Redis {
   const redis = new Redis(url(endpoint));
   redis.on('error', () => undefined);
   return redis;
@@ -224,6 +224,37 @@ const redisSemaphore: Contender = {
   },
 };
 
+/** A client of fencekit's semaphore of `permits` (this bench's 1-permit contender and bench:semaphore's). */
+export function openFencekitSemaphore(endpoint: string, permits: number): Locker {
+  const client = new RedisSharedLockClient({ connection: url(endpoint) });
+  return {
+    async lock(resource) {
+      const lease = await client.semaphore(resource, { permits }).acquire({ ttlMs: TTL_MS, waitMs: WAIT_MS });
+      return () => lease.release();
+    },
+    close: () => client.close(),
+  };
+}
+
+/** A client of redis-semaphore's `Semaphore` of `permits`, library defaults (retryInterval 10 ms), no auto-refresh. */
+export function openRedisSemaphore(endpoint: string, permits: number): Locker {
+  const client = connect(endpoint);
+  return {
+    async lock(resource) {
+      const semaphore = new Semaphore(client, resource, permits, {
+        lockTimeout: TTL_MS,
+        acquireTimeout: WAIT_MS,
+        refreshInterval: 0,
+      });
+      await semaphore.acquire();
+      return () => semaphore.release();
+    },
+    async close() {
+      await client.quit();
+    },
+  };
+}
+
 /**
  * Issue #19: fencekit's semaphore with one permit beside redis-semaphore's `Semaphore` of one: in the
  * uncontended race (against the raw floor) and in the contended ring, where one permit makes it a mutex.
@@ -231,40 +262,13 @@ const redisSemaphore: Contender = {
 const fencekitSemaphore: Contender = {
   name: 'fencekit semaphore (RedisSharedLockClient, 1 permit)',
   blocking: true,
-  open([endpoint]) {
-    const client = new RedisSharedLockClient({ connection: url(endpoint as string) });
-    return {
-      async lock(resource) {
-        const lease = await client
-          .semaphore(resource, { permits: 1 })
-          .acquire({ ttlMs: TTL_MS, waitMs: WAIT_MS });
-        return () => lease.release();
-      },
-      close: () => client.close(),
-    };
-  },
+  open: ([endpoint]) => openFencekitSemaphore(endpoint as string, 1),
 };
 
 const redisSemaphoreSemaphore: Contender = {
   name: 'redis-semaphore 5.8.0 (Semaphore, 1 permit)',
   blocking: true,
-  open([endpoint]) {
-    const client = connect(endpoint as string);
-    return {
-      async lock(resource) {
-        const semaphore = new Semaphore(client, resource, 1, {
-          lockTimeout: TTL_MS,
-          acquireTimeout: WAIT_MS,
-          refreshInterval: 0,
-        });
-        await semaphore.acquire();
-        return () => semaphore.release();
-      },
-      async close() {
-        await client.quit();
-      },
-    };
-  },
+  open: ([endpoint]) => openRedisSemaphore(endpoint as string, 1),
 };
 
 export const contenders: readonly Contender[] = [

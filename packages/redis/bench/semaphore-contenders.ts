@@ -1,8 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { RedisSharedLockClient } from '@fencekit/redis';
-import { Redis } from 'ioredis';
-import { Semaphore } from 'redis-semaphore';
-import { type Contender, contenders, type Locker } from './contenders.js';
+import {
+  type Contender,
+  connect,
+  contenders,
+  type Locker,
+  openFencekitSemaphore,
+  openRedisSemaphore,
+  TTL_MS,
+} from './contenders.js';
 import { handoffFloor } from './handoff-floor.js';
 
 /**
@@ -16,17 +21,6 @@ export interface SemaphoreContender {
   /** False for a floor, which has no way to wait for a permit. */
   readonly blocking: boolean;
   open(endpoints: readonly string[], permits: number): Locker;
-}
-
-const TTL_MS = 10_000;
-const WAIT_MS = 30_000;
-
-const url = (endpoint: string): string => `redis://${endpoint}`;
-
-function connect(endpoint: string): Redis {
-  const redis = new Redis(url(endpoint));
-  redis.on('error', () => undefined);
-  return redis;
 }
 
 /** The mutex floor of the other benchmark (SET NX PX + compare-and-delete), the permit count ignored. */
@@ -85,41 +79,13 @@ const semaphoreFloor: SemaphoreContender = {
 const fencekitSemaphore: SemaphoreContender = {
   name: 'fencekit semaphore (RedisSharedLockClient)',
   blocking: true,
-  open([endpoint], permits) {
-    const client = new RedisSharedLockClient({ connection: url(endpoint as string) });
-    return {
-      async lock(resource) {
-        const lease = await client
-          .semaphore(resource, { permits })
-          .acquire({ ttlMs: TTL_MS, waitMs: WAIT_MS });
-        return () => lease.release();
-      },
-      close: () => client.close(),
-    };
-  },
+  open: ([endpoint], permits) => openFencekitSemaphore(endpoint as string, permits),
 };
 
 const redisSemaphore: SemaphoreContender = {
   name: 'redis-semaphore 5.8.0 (Semaphore)',
   blocking: true,
-  open([endpoint], permits) {
-    const client = connect(endpoint as string);
-    return {
-      async lock(resource) {
-        // Library defaults (retryInterval 10 ms); no auto-refresh, as with the others.
-        const semaphore = new Semaphore(client, resource, permits, {
-          lockTimeout: TTL_MS,
-          acquireTimeout: WAIT_MS,
-          refreshInterval: 0,
-        });
-        await semaphore.acquire();
-        return () => semaphore.release();
-      },
-      async close() {
-        await client.quit();
-      },
-    };
-  },
+  open: ([endpoint], permits) => openRedisSemaphore(endpoint as string, permits),
 };
 
 export const semaphoreContenders: readonly SemaphoreContender[] = [
