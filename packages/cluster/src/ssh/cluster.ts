@@ -246,8 +246,9 @@ export class SshCluster extends ProviderCluster<SshNode> {
 }
 
 /**
- * Before the run on one node: the packages (a no-op when `dpkg -s` finds them), leftovers of earlier runs healed
- * (said on stderr), the run's directory, and the clock shim copied there and tried with the node's loader.
+ * Before the run on one node: the packages (a no-op when `dpkg -s` finds them), the run's directory made and
+ * leftovers of earlier runs healed (one sweep, said on stderr), and the clock shim copied there and tried with the
+ * node's loader.
  */
 async function prepare(
   node: SshNode,
@@ -281,7 +282,7 @@ async function prepare(
         `${count('stopped')} stopped process(es) resumed, ${count('killed')} server(s) killed, ${count('dir')} run dir(s) wiped`,
     );
   }
-  await node.check(`mkdir -p ${shellQuote(node.dir)} && chmod 700 ${shellQuote(node.dir)}`);
+  // The sweep made the run's directory (mode 700) before anything else, or failed.
   if (shim === undefined) return;
   const arch = SHIM_ARCH[process.arch] ?? process.arch;
   const remote = `${node.dir}/libfencekit-clockshim.so`;
