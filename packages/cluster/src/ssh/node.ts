@@ -117,10 +117,6 @@ export class SshNode implements ClusterNode {
   }
 
   /**
-   * Copies the server's log (its last 8 MiB) and configuration into `<localDir>/<id>/`, with the command line it
-   * ran (etcd takes its configuration as flags). Best effort: a node that cannot be reached leaves a note instead.
-   */
-  /**
    * One file of the run dir (its last 8 MiB): the node says its size first, so a copy that arrives short is
    * asked again (twice at most) and, if still short, marked as such rather than passed off as the whole file.
    */
@@ -146,6 +142,10 @@ export class SshNode implements ClusterNode {
     return `${got}\n(fencekit: copy short: the node reported ${expected} bytes, ${Buffer.byteLength(got)} arrived)\n`;
   }
 
+  /**
+   * Copies the server's log (its last 8 MiB) and configuration into `<localDir>/<id>/`, with the command line it
+   * ran (etcd takes its configuration as flags). Best effort: a node that cannot be reached leaves a note instead.
+   */
   async collect(localDir: string): Promise<void> {
     const dir = join(localDir, this.id);
     mkdirSync(dir, { recursive: true });
