@@ -1,11 +1,10 @@
-import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Deployment } from '../src/index.js';
 import { measureMutants } from '../src/mutation/measure.js';
 import { loadMutants } from '../src/mutation/mutants-module.js';
 import { linesTo } from '../src/run/progress.js';
+import { buildMutants } from './support/mutants.js';
 import { deploy, reportsDir, run, stats } from './support/runs.js';
 
 /**
@@ -18,9 +17,7 @@ const out = reportsDir();
 let redis: Deployment;
 beforeAll(async () => {
   redis = await deploy('redis');
-  // Client processes import the built mutants package (dist/).
-  const mutants = fileURLToPath(new URL('../../../packages/mutants', import.meta.url));
-  execFileSync('npx', ['tsc', '-b', mutants], { stdio: 'pipe', cwd: mutants });
+  buildMutants();
 });
 afterAll(async () => {
   await redis?.close();

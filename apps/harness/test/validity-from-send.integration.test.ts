@@ -1,12 +1,11 @@
-import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { HistoryEvent } from '@fencekit/checker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { measureMutants } from '../src/mutation/measure.js';
 import { loadMutants } from '../src/mutation/mutants-module.js';
 import { linesTo } from '../src/run/progress.js';
+import { buildMutants } from './support/mutants.js';
 import { reportsDir, run, stats } from './support/runs.js';
 
 /**
@@ -19,9 +18,7 @@ import { reportsDir, run, stats } from './support/runs.js';
 const out = reportsDir();
 const lines: string[] = [];
 beforeAll(() => {
-  // Client processes import the built mutants package (dist/), like the harness's own build.
-  const mutants = fileURLToPath(new URL('../../../packages/mutants', import.meta.url));
-  execFileSync('npx', ['tsc', '-b', mutants], { stdio: 'pipe', cwd: mutants });
+  buildMutants();
 });
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
