@@ -82,6 +82,42 @@ export interface RunValue {
   accepted?: boolean;
 }
 
+/**
+ * A client entered the semaphore's pool with `permits` (default 1) of its `limit` (semaphore workload);
+ * `inside` is the resource's own count after it (shown, not trusted). `accepted: false` = refused.
+ */
+export interface SemEnterValue {
+  client: ClientId;
+  permits?: number;
+  limit?: number;
+  fence?: FenceValue;
+  inside?: number;
+  accepted?: boolean;
+}
+
+/** A `read` or `write` holder entered (rwlock workload). `accepted: false` = refused, nothing opens. */
+export interface RwEnterValue {
+  client: ClientId;
+  mode: 'read' | 'write';
+  fence?: FenceValue;
+  accepted: boolean;
+}
+
+/** A reader read, or a writer wrote, the register (rwlock workload). */
+export interface RwAccessValue {
+  client: ClientId;
+  fence?: FenceValue;
+  value?: unknown;
+  writtenFence?: FenceValue;
+  accepted: boolean;
+}
+
+/** A client left the semaphore's pool (`sem-leave`) or the read-write lock (`rw-leave`). */
+export interface SharedLeaveValue {
+  client: ClientId;
+  fence?: FenceValue;
+}
+
 interface ResourceEventOf<F extends string, V> extends HistoryEvent {
   process: typeof RESOURCE_PROCESS;
   type: 'ok';
@@ -96,6 +132,12 @@ export type ReadEvent = ResourceEventOf<'read', ReadValue>;
 export type WriteEvent = ResourceEventOf<'write', WriteValue>;
 export type ClaimEvent = ResourceEventOf<'claim', ClaimValue>;
 export type RunEvent = ResourceEventOf<'run', RunValue>;
+export type SemEnterEvent = ResourceEventOf<'sem-enter', SemEnterValue>;
+export type SemLeaveEvent = ResourceEventOf<'sem-leave', SharedLeaveValue>;
+export type RwEnterEvent = ResourceEventOf<'rw-enter', RwEnterValue>;
+export type RwReadEvent = ResourceEventOf<'rw-read', RwAccessValue>;
+export type RwWriteEvent = ResourceEventOf<'rw-write', RwAccessValue>;
+export type RwLeaveEvent = ResourceEventOf<'rw-leave', SharedLeaveValue>;
 
 /** Any line the resource records. */
 export type ResourceEvent =
@@ -105,7 +147,13 @@ export type ResourceEvent =
   | ReadEvent
   | WriteEvent
   | ClaimEvent
-  | RunEvent;
+  | RunEvent
+  | SemEnterEvent
+  | SemLeaveEvent
+  | RwEnterEvent
+  | RwReadEvent
+  | RwWriteEvent
+  | RwLeaveEvent;
 
 export type ResourceEventKind = ResourceEvent['f'];
 

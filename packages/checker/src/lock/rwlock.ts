@@ -2,22 +2,17 @@ import type { HistoryEvent, ProcessId } from '../history/types.js';
 import { type CheckResult, nothingToCheck } from '../verdict.js';
 import { type BudgetOptions, StepBudget } from './budget.js';
 import { LockHistoryError } from './errors.js';
-import { RESOURCE_PROCESS } from './events.js';
 import { formatNs } from './lease.js';
-import { inTimeOrder, leaseWindows } from './lease-history.js';
+import { leaseWindows } from './lease-history.js';
+import { acceptedOf, clientOf, fenceOf, forEachResourceEvent, resourceKey } from './resource-log.js';
 import {
-  acceptedIn,
   believedHoldings,
   byKey,
-  clientIn,
   describeHolding,
-  fenceIn,
   type HolderMode,
   type Holding,
   modeIn,
-  objectValue,
   resourceHoldings,
-  timeOf,
 } from './shared-holders.js';
 
 /**
@@ -282,53 +277,58 @@ function fenceRules(
     const top = map.get(key);
     if (top === undefined || fence > top.fence) map.set(key, { fence, index });
   };
-  for (const event of inTimeOrder(history)) {
-    budget.tick();
-    if (event.process !== RESOURCE_PROCESS) continue;
-    if (event.f !== 'rw-enter' && event.f !== 'rw-read' && event.f !== 'rw-write') continue;
-    timeOf(event);
-    const value = objectValue(event);
-    const client = clientIn(event, value);
-    const text = fenceIn(event, value);
-    const accepted = acceptedIn(event, value);
-    const key = event.key ?? '';
-    if (text === undefined) {
-      if (event.f !== 'rw-enter') stats.unfenced++;
-      continue;
-    }
-    const fence = BigInt(text);
-    if (event.f === 'rw-enter') {
-      if (accepted) raise(entered, key, fence, event.index);
-      continue;
-    }
-    if (!accepted) {
-      // Counted with the refused entries: a stale access the resource kept out.
-      stats.staleRefused++;
-      continue;
-    }
-    const above = event.f === 'rw-read' ? lastWrite.get(key) : entered.get(key);
-    if (above !== undefined && fence < above.fence) {
-      const kind = event.f === 'rw-read' ? 'superseded-read' : 'stale-write';
-      if (kind === 'superseded-read') stats.supersededReads++;
-      else stats.staleWrites++;
-      if (violations.length < max) {
-        violations.push({
-          kind,
-          key,
-          message:
-            kind === 'superseded-read'
-              ? `read by client ${String(client)} with fence ${text} served after a write with fence ${above.fence} (event ${above.index}) had superseded it`
-              : `write by client ${String(client)} with fence ${text} accepted after fence ${above.fence} had entered (event ${above.index})`,
-          index: event.index,
-          client,
-          fence: text,
-          above: above.fence.toString(),
-          aboveIndex: above.index,
-        });
+  forEachResourceEvent(
+    history,
+    FENCED_KINDS,
+    (event) => {
+      const client = clientOf(event);
+      const fence = fenceOf(event);
+      const accepted = acceptedOf(event, true);
+      const key = resourceKey(event);
+      if (fence === undefined) {
+        if (event.f !== 'rw-enter') stats.unfenced++;
+        return;
       }
-    }
-    if (event.f === 'rw-write') raise(lastWrite, key, fence, event.index);
-  }
+      if (event.f === 'rw-enter') {
+        if (accepted) raise(entered, key, fence, event.index);
+        return;
+      }
+      if (!accepted) {
+        // Counted with the refused entries: a stale access the resource kept out.
+        stats.staleRefused++;
+        return;
+      }
+      const above = event.f === 'rw-read' ? lastWrite.get(key) : entered.get(key);
+      if (above !== undefined && fence < above.fence) {
+        const kind = event.f === 'rw-read' ? 'superseded-read' : 'stale-write';
+        if (kind === 'superseded-read') stats.supersededReads++;
+        else stats.staleWrites++;
+        if (violations.length < max) {
+          violations.push({
+            kind,
+            key,
+            message:
+              kind === 'superseded-read'
+                ? `read by client ${String(client)} with fence ${fence} served after a write with fence ${above.fence} (event ${above.index}) had superseded it`
+                : `write by client ${String(client)} with fence ${fence} accepted after fence ${above.fence} had entered (event ${above.index})`,
+            index: event.index,
+            client,
+            fence: fence.toString(),
+            above: above.fence.toString(),
+            aboveIndex: above.index,
+          });
+        }
+      }
+      if (event.f === 'rw-write') raise(lastWrite, key, fence, event.index);
+    },
+    budget,
+  );
 }
+
+const FENCED_KINDS: ReadonlySet<'rw-enter' | 'rw-read' | 'rw-write'> = new Set([
+  'rw-enter',
+  'rw-read',
+  'rw-write',
+]);
 
 export type { HolderMode };

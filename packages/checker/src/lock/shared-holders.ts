@@ -2,7 +2,8 @@ import type { HistoryEvent, ProcessId } from '../history/types.js';
 import type { StepBudget } from './budget.js';
 import { LockHistoryError } from './errors.js';
 import { RESOURCE_PROCESS } from './events.js';
-import { inTimeOrder, type LeaseWindow, leaseWindows } from './lease-history.js';
+import { type LeaseWindow, leaseWindows } from './lease-history.js';
+import { acceptedOf, clientOf, fenceOf, forEachResourceEvent, resourceKey } from './resource-log.js';
 
 /**
  * What the semaphore and read-write lock checkers share: holders as intervals with a weight (the
@@ -40,38 +41,6 @@ export interface HoldingCounts {
   refused: number;
 }
 
-/** `value` as an object, or a typed error naming the event. */
-export function objectValue(event: HistoryEvent): Record<string, unknown> {
-  const value = event.value;
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new LockHistoryError(event.index, `an object "value" on a "${event.f}"`, value);
-  }
-  return value as Record<string, unknown>;
-}
-
-export function timeOf(event: HistoryEvent): number {
-  if (typeof event.time !== 'number' || Number.isNaN(event.time)) {
-    throw new LockHistoryError(event.index, 'a numeric "time"', event.time);
-  }
-  return event.time;
-}
-
-export function clientIn(event: HistoryEvent, value: Record<string, unknown>): ProcessId {
-  const client = value.client;
-  if (typeof client === 'number' || typeof client === 'string') return client;
-  throw new LockHistoryError(event.index, `"value.client" (a process id) on a resource "${event.f}"`, client);
-}
-
-/** `value.fence` as a decimal string, undefined when absent. */
-export function fenceIn(event: HistoryEvent, value: Record<string, unknown>): string | undefined {
-  const raw = value.fence;
-  if (raw === undefined || raw === null) return undefined;
-  if (typeof raw === 'bigint') return raw.toString();
-  if (typeof raw === 'string' && /^-?\d+$/.test(raw)) return BigInt(raw).toString();
-  if (typeof raw === 'number' && Number.isSafeInteger(raw)) return String(raw);
-  throw new LockHistoryError(event.index, '"value.fence" as an integer or a decimal string', raw);
-}
-
 /** `value[field]` as a whole number ≥ 1, `fallback` when absent. */
 export function countIn(
   event: HistoryEvent,
@@ -92,13 +61,6 @@ export function modeIn(event: HistoryEvent, value: Record<string, unknown>): Hol
   throw new LockHistoryError(event.index, '"value.mode" as "read" or "write"', raw);
 }
 
-export function acceptedIn(event: HistoryEvent, value: Record<string, unknown>): boolean {
-  const accepted = value.accepted;
-  if (accepted === undefined) return true;
-  if (typeof accepted === 'boolean') return accepted;
-  throw new LockHistoryError(event.index, `boolean "value.accepted" on a resource "${event.f}"`, accepted);
-}
-
 /**
  * The resource's holders: an accepted `<prefix>-enter` opens one for its client, the client's next
  * `<prefix>-leave` closes it. `weigh` reads the entry's weight and mode. An entry by a client already
@@ -110,57 +72,58 @@ export function resourceHoldings(
   weigh: (event: HistoryEvent, value: Record<string, unknown>) => { permits: number; mode?: HolderMode },
   budget: StepBudget,
 ): { holdings: Holding[]; counts: HoldingCounts } {
-  const enter = `${prefix}-enter`;
-  const leave = `${prefix}-leave`;
+  const enter = `${prefix}-enter` as const;
+  const leave = `${prefix}-leave` as const;
   const inside = new Map<string, Map<ProcessId, Holding>>();
   const holdings: Holding[] = [];
   const counts: HoldingCounts = { holders: 0, open: 0, unmatchedLeaves: 0, refused: 0 };
-  for (const event of inTimeOrder(history)) {
-    budget.tick();
-    if (event.process !== RESOURCE_PROCESS || (event.f !== enter && event.f !== leave)) continue;
-    const time = timeOf(event);
-    const value = objectValue(event);
-    const key = event.key ?? '';
-    const client = clientIn(event, value);
-    let here = inside.get(key);
-    if (here === undefined) {
-      here = new Map();
-      inside.set(key, here);
-    }
-    if (event.f === leave) {
-      const holding = here.get(client);
-      if (holding === undefined) counts.unmatchedLeaves++;
-      else {
-        holding.end = time;
-        here.delete(client);
+  forEachResourceEvent(
+    history,
+    new Set([enter, leave]),
+    (event) => {
+      const key = resourceKey(event);
+      const client = clientOf(event);
+      let here = inside.get(key);
+      if (here === undefined) {
+        here = new Map();
+        inside.set(key, here);
       }
-      continue;
-    }
-    const { permits, mode } = weigh(event, value);
-    const fence = fenceIn(event, value);
-    if (!acceptedIn(event, value)) {
-      counts.refused++;
-      continue;
-    }
-    if (here.has(client)) {
-      throw new LockHistoryError(
-        event.index,
-        `a "${leave}" of client ${String(client)} before it enters again`,
-      );
-    }
-    const holding: Holding = {
-      key,
-      process: client,
-      fence,
-      permits,
-      mode,
-      start: time,
-      end: Number.POSITIVE_INFINITY,
-      startIndex: event.index,
-    };
-    here.set(client, holding);
-    holdings.push(holding);
-  }
+      if (event.f === leave) {
+        const holding = here.get(client);
+        if (holding === undefined) counts.unmatchedLeaves++;
+        else {
+          holding.end = event.time;
+          here.delete(client);
+        }
+        return;
+      }
+      const { permits, mode } = weigh(event, event.value as unknown as Record<string, unknown>);
+      const fence = fenceOf(event)?.toString();
+      if (!acceptedOf(event, true)) {
+        counts.refused++;
+        return;
+      }
+      if (here.has(client)) {
+        throw new LockHistoryError(
+          event.index,
+          `a "${leave}" of client ${String(client)} before it enters again`,
+        );
+      }
+      const holding: Holding = {
+        key,
+        process: client,
+        fence,
+        permits,
+        mode,
+        start: event.time,
+        end: Number.POSITIVE_INFINITY,
+        startIndex: event.index,
+      };
+      here.set(client, holding);
+      holdings.push(holding);
+    },
+    budget,
+  );
   counts.holders = holdings.length;
   for (const here of inside.values()) counts.open += here.size;
   return { holdings, counts };
