@@ -1,6 +1,13 @@
 import type { StartedTestContainer } from 'testcontainers';
 import { UnsupportedFaultError } from '../errors.js';
 import type { LaunchSpec, NodeLayout } from '../local/recipe.js';
+import {
+  clockScript,
+  runningScript,
+  signalScript,
+  stateScript,
+  writeFilesScript,
+} from '../server-scripts.js';
 import type { ClusterNode } from '../types.js';
 import { hostPort } from './engine.js';
 import { type ContainerShell, shellQuote } from './shell.js';
@@ -8,8 +15,6 @@ import { type ContainerShell, shellQuote } from './shell.js';
 export const DATA_DIR = '/data';
 export const SHIM_IN_CONTAINER = '/opt/fencekit/libfencekit-clockshim.so';
 const PID_FILE = `${DATA_DIR}/server.pid`;
-/** Shell test: process "$p" exists and is not a zombie (killed but not yet reaped by the container's init). */
-const ALIVE = `[ -e "/proc/$p" ] && ! grep -q '^State:.*Z' "/proc/$p/status" 2>/dev/null`;
 
 /** One cluster member: a container that stays up while its server process is killed and started inside it. */
 export class DockerNode implements ClusterNode {
@@ -50,14 +55,8 @@ export class DockerNode implements ClusterNode {
 
   /** Writes the launch files (first start only). */
   async writeFiles(): Promise<void> {
-    const files = Object.entries({ ...this.launchSpec.files, ...this.companionSpec?.files });
-    const script = files
-      .map(([name, content]) => {
-        const path = `${DATA_DIR}/${name}`;
-        return `mkdir -p "$(dirname ${shellQuote(path)})" && printf '%s' ${shellQuote(content)} > ${shellQuote(path)}`;
-      })
-      .concat(this.clockShim ? [`printf '0 1\\n' > ${DATA_DIR}/clock`] : [])
-      .join(' && ');
+    const files = { ...this.launchSpec.files, ...this.companionSpec?.files };
+    const script = writeFilesScript(DATA_DIR, files, this.clockShim);
     if (script) await this.shell.check(script);
   }
 
@@ -87,15 +86,13 @@ export class DockerNode implements ClusterNode {
 
   /** Whether the server process is running (stopped counts; gone or a zombie does not). */
   async running(): Promise<boolean> {
-    const result = await this.shell.run(`p=$(cat ${PID_FILE} 2>/dev/null) && [ -n "$p" ] && ${ALIVE}`);
+    const result = await this.shell.run(runningScript(DATA_DIR));
     return result.exitCode === 0;
   }
 
   /** The server process' state letter as /proc inside the container shows it, or undefined when it is gone. */
   async processState(): Promise<string | undefined> {
-    const result = await this.shell.run(
-      `p=$(cat ${PID_FILE} 2>/dev/null) && [ -n "$p" ] && sed -n 's/^.*) \\(.\\).*$/\\1/p' "/proc/$p/stat"`,
-    );
+    const result = await this.shell.run(stateScript(DATA_DIR));
     const state = result.output.trim();
     return result.exitCode === 0 && /^[A-Za-z]$/.test(state) ? state : undefined;
   }
@@ -106,14 +103,10 @@ export class DockerNode implements ClusterNode {
    */
   async signal(signal: 'KILL' | 'STOP' | 'CONT'): Promise<void> {
     if (signal === 'KILL') {
-      await this.shell.run(
-        `p=$(cat ${PID_FILE} 2>/dev/null) && [ -n "$p" ] && kill -KILL "$p"; i=0; while ${ALIVE} && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done`,
-      );
+      await this.shell.run(signalScript(DATA_DIR, 'KILL'));
       return;
     }
-    await this.shell.check(
-      `p=$(cat ${PID_FILE} 2>/dev/null) && [ -n "$p" ] && ${ALIVE} && kill -${signal} "$p"`,
-    );
+    await this.shell.check(signalScript(DATA_DIR, signal));
   }
 
   async logTail(): Promise<string> {
@@ -130,10 +123,7 @@ export class DockerNode implements ClusterNode {
         'the clock shim is not loaded into its server',
       );
     }
-    const offsetNs = BigInt(Math.round(offsetMs)) * 1_000_000n;
-    await this.shell.check(
-      `printf '%s %s\\n' ${offsetNs} ${rate} > ${DATA_DIR}/clock.tmp && mv ${DATA_DIR}/clock.tmp ${DATA_DIR}/clock`,
-    );
+    await this.shell.check(clockScript(DATA_DIR, offsetMs, rate));
   }
 
   /** Runs iptables inside the container. */

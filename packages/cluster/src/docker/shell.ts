@@ -8,10 +8,7 @@ export interface ShellResult {
   readonly output: string;
 }
 
-/** Single-quotes a word for sh. */
-export function shellQuote(word: string): string {
-  return `'${word.replaceAll("'", `'\\''`)}'`;
-}
+export { shellQuote } from '../server-scripts.js';
 
 /**
  * Joins the cgroups named before `--` and takes the nice level given first, then execs nsenter with the rest: what

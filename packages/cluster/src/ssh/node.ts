@@ -2,16 +2,15 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RemoteCommandError, UnsupportedFaultError } from '../errors.js';
 import type { LaunchSpec, NodeLayout } from '../local/recipe.js';
-import type { ClusterNode } from '../types.js';
 import {
-  asRoot,
   clockScript,
   runningScript,
   signalScript,
-  startScript,
   stateScript,
   writeFilesScript,
-} from './scripts.js';
+} from '../server-scripts.js';
+import type { ClusterNode } from '../types.js';
+import { asRoot, startScript } from './scripts.js';
 import { type RemoteResult, type RunOptions, type SshSession, shellQuote } from './session.js';
 
 /** How long one fault's command may take on a node; a start or an install has its own, longer bound. */

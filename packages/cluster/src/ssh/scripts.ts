@@ -150,29 +150,6 @@ i=0; while [ -n "$(pids)" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
 [ -z "$(pids)" ]`;
 }
 
-/** Shell test: process "$p" exists and is not a zombie. */
-const ALIVE = `[ -e "/proc/$p" ] && ! grep -q '^State:.*Z' "/proc/$p/status" 2> /dev/null`;
-const PID = (dir: string, name: string) =>
-  `p=$(cat ${shellQuote(`${dir}/${name}.pid`)} 2> /dev/null) && [ -n "$p" ]`;
-
-/** Writes the launch files into the run directory (and the clock shim's file, at no skew). */
-export function writeFilesScript(
-  dir: string,
-  files: Readonly<Record<string, string>>,
-  clockFile: boolean,
-): string {
-  const lines = [`mkdir -p ${shellQuote(dir)}`, `chmod 700 ${shellQuote(dir)}`];
-  for (const [name, content] of Object.entries(files)) {
-    const path = `${dir}/${name}`;
-    lines.push(
-      `mkdir -p "$(dirname ${shellQuote(path)})"`,
-      `printf '%s' ${shellQuote(content)} > ${shellQuote(path)}`,
-    );
-  }
-  if (clockFile) lines.push(`printf '0 1\\n' > ${shellQuote(`${dir}/clock`)}`);
-  return lines.join(' &&\n');
-}
-
 /**
  * Starts a server in the background in its own session (so it outlives the ssh channel and no hang-up reaches it),
  * tagged with the run id, its output appended to `<name>.log`, its pid in `<name>.pid`.
@@ -189,31 +166,6 @@ export function startScript(
   const command = [spec.command, ...spec.args].map(shellQuote).join(' ');
   const log = shellQuote(`${dir}/${name}.log`);
   return `cd ${shellQuote(dir)} && { setsid env ${assignments.join(' ')} ${command} >> ${log} 2>&1 < /dev/null & echo $! > ${shellQuote(`${dir}/${name}.pid`)}; }`;
-}
-
-/** Exit 0 when the server runs (stopped counts; gone or a zombie does not). */
-export function runningScript(dir: string): string {
-  return `${PID(dir, 'server')} && ${ALIVE}`;
-}
-
-/** The server's state letter from /proc, or nothing. */
-export function stateScript(dir: string): string {
-  return `${PID(dir, 'server')} && sed -n 's/^.*) \\(.\\).*$/\\1/p' "/proc/$p/stat"`;
-}
-
-/** SIGKILL and wait (bounded) until gone; nothing when not running. STOP/CONT fail when there is none to signal. */
-export function signalScript(dir: string, signal: 'KILL' | 'STOP' | 'CONT'): string {
-  if (signal === 'KILL')
-    return `${PID(dir, 'server')} && kill -KILL "$p"; i=0; while ${ALIVE} && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done; true`;
-  return `${PID(dir, 'server')} && ${ALIVE} && kill -${signal} "$p"`;
-}
-
-/** The clock shim's skew file, written atomically. */
-export function clockScript(dir: string, offsetMs: number, rate: number): string {
-  const offsetNs = BigInt(Math.round(offsetMs)) * 1_000_000n;
-  if (!Number.isFinite(rate)) throw new Error(`clock rate ${rate} is not a finite number`);
-  const file = shellQuote(`${dir}/clock`);
-  return `printf '%s %s\\n' ${offsetNs} ${rate} > ${file}.tmp && mv ${file}.tmp ${file}`;
 }
 
 /**

@@ -6,6 +6,9 @@ import { InvalidArgumentError } from '@fencekit/core';
 import { RemoteCommandError, RemoteTimeoutError, SshConnectionError } from '../errors.js';
 import { trackCleanup, untrackCleanup } from '../local/reaper.js';
 import { pdeathsigPath } from '../native.js';
+import { shellQuote } from '../server-scripts.js';
+
+export { shellQuote };
 
 /** One node as the user names it: `--nodes`, `--ssh-user`, `--ssh-key`, `--ssh-port`. */
 export interface SshTarget {
@@ -49,11 +52,6 @@ export interface RunOptions {
 const MAX_OUTPUT = 4 << 20;
 const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])$/;
 const USER = /^[a-z_][a-z0-9_.-]{0,31}$/i;
-
-/** Single-quotes a word for a POSIX shell. */
-export function shellQuote(word: string): string {
-  return `'${word.replaceAll("'", `'\\''`)}'`;
-}
 
 function checkTarget(target: SshTarget): void {
   if (typeof target.host !== 'string' || !HOST.test(target.host)) {
