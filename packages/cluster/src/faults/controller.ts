@@ -228,7 +228,9 @@ export class FaultController<N extends ClusterNode> implements Faults {
    */
   private async laggedFailover(from: string, lagMs: number): Promise<FailoverLag> {
     const replication = this.cluster.replication!;
-    const replicas = (this.shards.get(from) ?? [from]).filter((id) => id !== from);
+    // `primary()` just recorded the shard as the servers see it.
+    const shard = this.shards.get(from) ?? [from];
+    const replicas = shard.filter((id) => id !== from);
     if (replicas.length === 0) throw new Error(`${from} has no replica to promote: nothing to fail over`);
     const started = performance.now();
     await this.primitives.cutLinks(replicas.map((id) => [from, id] as const));
@@ -244,7 +246,7 @@ export class FaultController<N extends ClusterNode> implements Faults {
     const promotion = await observePromotion(
       replication,
       { fault: 'failover', node: from, phase: 'started', timeoutMs: FAILOVER_BOUND_MS },
-      this.shards.get(from) ?? [from, ...replicas],
+      shard,
     );
     if (promotion.seen && !this.otherCuts) await this.primitives.healLinks();
     return {
