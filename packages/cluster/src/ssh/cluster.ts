@@ -4,7 +4,7 @@ import { CleanupFailedError, NodesInUseError, RemoteCommandError } from '../erro
 import { ClientProxies } from '../faults/client-proxies.js';
 import type { FaultPrimitives } from '../faults/primitives.js';
 import type { ProbeTarget } from '../leader.js';
-import { trackCleanup, untrackCleanup } from '../local/reaper.js';
+import { type Cleanup, trackCleanup, untrackCleanup } from '../local/reaper.js';
 import type { LocalRecipe, NodeLayout } from '../local/recipe.js';
 import { RECIPES } from '../local/recipes.js';
 import { clusterToken, memberIds } from '../members.js';
@@ -130,11 +130,7 @@ export class SshCluster extends ProviderCluster<SshNode> {
     let marks: AliveMarks | undefined;
     const dir = `${ssh.baseDir}/${ssh.runId}`;
     // Until the cluster owns them: whatever was started is stopped on the nodes even if we die meanwhile.
-    trackCleanup(owner, (final) => {
-      SshSession.runSyncAll(sessions, () => (final ? endRun(ssh.runId, dir) : healRun(ssh.runId)));
-      if (final) rmSync(controlDir, { recursive: true, force: true });
-      return 'keep';
-    });
+    trackCleanup(owner, atExit(sessions, ssh.runId, dir, controlDir));
     try {
       // Settled, not raced: a failure must not leave other nodes' connections opening after the clean-up ran.
       const opened = await allSettled(
@@ -208,22 +204,7 @@ export class SshCluster extends ProviderCluster<SshNode> {
         clockRefused,
       );
       untrackCleanup(owner);
-      // At the end: stopped and wiped on every node. On a signal someone else handles (the harness's Ctrl-C), only
-      // healed (rules gone, servers resumed) at once: the teardown that follows collects the logs, then wipes.
-      trackCleanup(cluster, (final) => {
-        const codes = SshSession.runSyncAll(
-          nodes.map((n) => n.session),
-          () => (final ? endRun(ssh.runId, dir) : healRun(ssh.runId)),
-        );
-        codes.forEach((code, i) => {
-          if (code !== 0)
-            say(
-              `${nodes[i]!.id} (${nodes[i]!.session.name}): ${final ? 'clean-up' : 'heal'} failed (exit ${code})`,
-            );
-        });
-        if (final) rmSync(controlDir, { recursive: true, force: true });
-        return 'keep';
-      });
+      trackCleanup(cluster, atExit(sessions, ssh.runId, dir, controlDir));
       await cluster.boot(options, async () => {
         await Promise.all(nodes.map((n) => n.writeFiles()));
         await Promise.all(nodes.map((n) => n.startServer()));
@@ -330,6 +311,23 @@ async function allSettled<T>(promises: readonly Promise<T>[]): Promise<T[]> {
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
   return results.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
+
+/**
+ * The clean-up at exit for the nodes of `sessions` (read when it runs: a start adds them as they connect). At the
+ * end (`final`): the run stopped and wiped on every node, the control dir removed. On a signal someone else handles
+ * (the harness's Ctrl-C): only healed (rules gone, servers resumed) at once, since the teardown that follows
+ * collects the logs, then wipes. Stays registered for the end; says on stderr which node failed.
+ */
+function atExit(sessions: readonly SshSession[], runId: string, dir: string, controlDir: string): Cleanup {
+  return (final) => {
+    const codes = SshSession.runSyncAll(sessions, () => (final ? endRun(runId, dir) : healRun(runId)));
+    codes.forEach((code, i) => {
+      if (code !== 0) say(`${sessions[i]!.name}: ${final ? 'clean-up' : 'heal'} failed (exit ${code})`);
+    });
+    if (final) rmSync(controlDir, { recursive: true, force: true });
+    return 'keep';
+  };
 }
 
 /** This run's faults undone on a node at once, as root: its rules removed, its processes resumed. */
