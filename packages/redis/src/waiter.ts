@@ -80,7 +80,7 @@ export interface WaitPlan<G> {
    * waiter already listening): the loop parks first instead of asking again. A stop that comes
    * before then still cancels, since the queue entry exists.
    */
-  readonly initial?: { readonly retryMs: number; readonly error?: unknown };
+  readonly initial?: { readonly retryMs: number };
   /** A grant handed over while parked (checked after each wake-up), if the backend does that. */
   handedOver?(): G | undefined;
   /**
@@ -115,7 +115,7 @@ export async function waitForGrant<G>(plan: WaitPlan<G>): Promise<G> {
   // Armed before the first attempt too: a server that stopped answering must not hold the caller
   // past its abort or `waitMs` for a whole request timeout (only the clean-up waits for that).
   const stop = new AbortController();
-  let lastError: unknown = initial?.error;
+  let lastError: unknown;
   let retryMs = initial?.retryMs ?? 0;
   const onAbort = (): void => stop.abort(new LockAbortedError(plan.resource, { cause: plan.signal?.reason }));
   const onClose = (): void => stop.abort(new ClientClosedError(plan.clientName));
