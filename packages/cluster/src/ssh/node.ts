@@ -154,10 +154,12 @@ export class SshNode implements ClusterNode {
       `# ${this.session.name}, run directory ${this.dir}\n${[spec.command, ...spec.args].map(shellQuote).join(' ')}\n`,
     );
     const files = ['server.log', ...Object.keys(spec.files ?? {})];
-    for (const name of files) {
-      const local = join(dir, name.replaceAll('/', '_'));
-      writeFileSync(local, await this.copyHome(name));
-    }
+    // At once over the one master: at close every node waits on its slowest copy, not on their sum.
+    await Promise.all(
+      files.map(async (name) =>
+        writeFileSync(join(dir, name.replaceAll('/', '_')), await this.copyHome(name)),
+      ),
+    );
   }
 }
 
