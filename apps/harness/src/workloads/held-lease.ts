@@ -2,7 +2,7 @@ import { type Fence, type Lease, type LockClient, LockLostError } from '@fenceki
 import { documentedBounds } from '../client/bounds.js';
 import { grantFact, historyNow, type LeaseObservation, observe } from '../client/lease-facts.js';
 import { ok } from '../client/recorder.js';
-import { takeLock } from './acquire.js';
+import { mutexTake, type Take, takeLock } from './acquire.js';
 import { drawCancel } from './cancel.js';
 import type { WorkloadContext } from './types.js';
 
@@ -96,17 +96,36 @@ export class HeldLease implements AsyncDisposable {
  * Takes the lock as one recorded `acquire` op: the invoke carries `waitMs` (the contract's bound on
  * a blocking acquire), the ok the grant (id, fence, `validUntil` on the history's clock).
  */
-export async function acquireHeld(
+export function acquireHeld(
   ctx: WorkloadContext,
   resource: string,
   grant: string,
 ): Promise<HeldLease | undefined> {
-  const { config, locks, recorder, stopping } = ctx;
-  const key = `${config.namespace}:${resource}`;
+  const key = `${ctx.config.namespace}:${resource}`;
+  return acquireRecorded(ctx, resource, grant, key, mutexTake(ctx.locks, key), { sends: true });
+}
+
+/**
+ * The recorded `acquire` op of every lock workload (mutex, semaphore, read-write lock): the invoke
+ * carries `resource`, `extra` (what a shared grant asks: permits and limit, or mode) and the wait's
+ * bound, and any `--abort-rate` cancellation (cancel.ts); the ok the grant's lease facts with the same
+ * `extra`, which the semaphore and read-write checks weigh grants by. `sends`: record when the granting
+ * request was sent (`SendClock`), for the backends that observe it. `name` names the lock in errors.
+ */
+export async function acquireRecorded(
+  ctx: WorkloadContext,
+  resource: string,
+  grant: string,
+  name: string,
+  take: Take,
+  options: { extra?: Record<string, unknown>; sends?: boolean } = {},
+): Promise<HeldLease | undefined> {
+  const { config, recorder, stopping } = ctx;
+  const extra = options.extra ?? {};
   let held: HeldLease | undefined;
   // A blocking acquire carries the contract's `waitMs` and the bound its adapter documents for it;
   // polling is the harness's own loop around tryAcquire, which no adapter promises anything about.
-  const cancel = drawCancel(config, key, stopping, ctx.random);
+  const cancel = drawCancel(config, name, stopping, ctx.random);
   const waitMs =
     cancel !== undefined && 'waitMs' in cancel.recorded ? cancel.recorded.waitMs : config.opTimeoutMs;
   const bound =
@@ -118,15 +137,17 @@ export async function acquireHeld(
       : { pollMs: waitMs };
   const asked = {
     resource,
+    ...extra,
     ...bound,
     ...(cancel !== undefined && 'abortAfterMs' in cancel.recorded ? cancel.recorded : {}),
   };
   try {
     await recorder.op('acquire', asked, async () => {
-      const lease = await takeLock(locks, key, config, cancel?.signal ?? stopping, ctx.random, waitMs);
-      const fact = grantFact(lease, grant, resource, { ttlMs: config.ttlMs, sends: ctx.sends });
+      const lease = await takeLock(take, name, config, cancel?.signal ?? stopping, ctx.random, waitMs);
+      const request = options.sends ? { ttlMs: config.ttlMs, sends: ctx.sends } : undefined;
+      const fact = grantFact(lease, grant, resource, request);
       held = new HeldLease(lease, grant, resource, ctx);
-      return ok(fact);
+      return ok({ ...fact, ...extra });
     });
   } finally {
     cancel?.dispose();

@@ -1,10 +1,6 @@
-import { type Fence, type Lease, LockTimeoutError } from '@fencekit/core';
 import type { SharedLocks } from '../backends/shared-locks.js';
-import { documentedBounds } from '../client/bounds.js';
-import { grantFact } from '../client/lease-facts.js';
-import { ok } from '../client/recorder.js';
-import { drawCancel } from './cancel.js';
-import { HeldLease } from './held-lease.js';
+import type { Take } from './acquire.js';
+import { acquireRecorded, type HeldLease } from './held-lease.js';
 import { grantIds, RELEASE_FAILED_BACKOFF_SESSIONS } from './sections.js';
 import type { WorkloadContext } from './types.js';
 import { sleep } from './util.js';
@@ -27,73 +23,18 @@ export function sharedLocksOf(ctx: WorkloadContext): SharedLocks {
   return ctx.sharedLocks;
 }
 
-/** One way to take a shared grant: blocking (`wait`) or one attempt (`poll`, retried by `takeShared`). */
-export interface SharedTake {
-  wait(options: { ttlMs: number; waitMs: number; signal: AbortSignal }): Promise<Lease<Fence | undefined>>;
-  once(options: { ttlMs: number; signal: AbortSignal }): Promise<Lease<Fence | undefined> | null>;
-}
-
 /**
- * Takes a shared grant as one recorded `acquire` op, as the lock workloads do (held-lease.ts): the
- * invoke carries what is asked (`extra`: permits and limit, or mode) and the wait's bound, the ok the
- * grant's lease facts with the same `extra`, which the semaphore and read-write checks weigh grants by.
+ * Takes a shared grant as one recorded `acquire` op, as the lock workloads do (held-lease.ts): `extra`
+ * (permits and limit, or mode) is recorded on the invoke and on the ok.
  */
-export async function acquireShared(
+export function acquireShared(
   ctx: WorkloadContext,
   resource: string,
   grant: string,
   extra: Record<string, unknown>,
-  take: SharedTake,
+  take: Take,
 ): Promise<HeldLease | undefined> {
-  const { config, recorder } = ctx;
-  const cancel = drawCancel(config, resource, ctx.stopping, ctx.random);
-  const waitMs =
-    cancel !== undefined && 'waitMs' in cancel.recorded ? cancel.recorded.waitMs : config.opTimeoutMs;
-  const bound =
-    config.acquire === 'wait'
-      ? {
-          waitMs,
-          boundMs: documentedBounds(config.backend, config.ttlMs, config.sessionMs).acquireMs(waitMs),
-        }
-      : { pollMs: waitMs };
-  const asked = {
-    resource,
-    ...extra,
-    ...bound,
-    ...(cancel !== undefined && 'abortAfterMs' in cancel.recorded ? cancel.recorded : {}),
-  };
-  let held: HeldLease | undefined;
-  try {
-    await recorder.op('acquire', asked, async () => {
-      const lease = await takeShared(ctx, take, cancel?.signal ?? ctx.stopping, waitMs);
-      held = new HeldLease(lease, grant, resource, ctx);
-      return ok({ ...grantFact(lease, grant, resource), ...extra });
-    });
-  } finally {
-    cancel?.dispose();
-  }
-  return held;
-}
-
-async function takeShared(
-  ctx: WorkloadContext,
-  take: SharedTake,
-  stopping: AbortSignal,
-  waitMs: number,
-): Promise<Lease<Fence | undefined>> {
-  const { config } = ctx;
-  if (config.acquire === 'wait') {
-    return take.wait({ ttlMs: config.ttlMs, waitMs, signal: stopping });
-  }
-  const deadline = performance.now() + waitMs;
-  for (let attempt = 0; attempt < 100_000 && !stopping.aborted; attempt++) {
-    const lease = await take.once({ ttlMs: config.ttlMs, signal: stopping });
-    if (lease) return lease;
-    if (performance.now() >= deadline) break;
-    await sleep(5 + ctx.random() * 20, stopping);
-  }
-  // The same typed timeout a blocking acquire gives: the op is a `fail`, certain not to have taken effect.
-  throw new LockTimeoutError('shared grant', waitMs);
+  return acquireRecorded(ctx, resource, grant, resource, take, { extra });
 }
 
 /**
