@@ -94,6 +94,7 @@ export {
   MemorySharedLockClient,
   type MemorySharedLockClientOptions,
 } from './memory-shared-lock-client.js';
+export { readWriteLockOf, readWriteWeight } from './read-write-lock.js';
 export { REDACTED, redactText, redactValue, safeCause } from './redact.js';
 export { ManagedReadWriteLease, ManagedSemaphoreLease } from './shared-lease.js';
 export {

@@ -14,6 +14,7 @@ import type {
 import { ClientClosedError, LockAbortedError, LockLostError, LockTimeoutError } from './errors.js';
 import { freshLease, type GrantedLease, type ManagedLease } from './lease.js';
 import { MemoryPermitServer, type PermitGrant } from './memory-permit-server.js';
+import { readWriteLockOf, readWriteWeight } from './read-write-lock.js';
 import { ManagedReadWriteLease, ManagedSemaphoreLease } from './shared-lease.js';
 import {
   normalizeSemaphore,
@@ -111,7 +112,7 @@ export class MemorySharedLockClient implements SemaphoreClient<bigint>, ReadWrit
       key,
       name,
       limit: MAX_PERMITS,
-      weight: mode === 'read' ? 1 : MAX_PERMITS,
+      weight: readWriteWeight(mode),
       ttlMs,
     });
     const make =
@@ -126,13 +127,7 @@ export class MemorySharedLockClient implements SemaphoreClient<bigint>, ReadWrit
       const request = normalizeTryAcquire(name, options);
       return this.#tryAcquire(permit(mode, request.ttlMs), request.signal, make(mode));
     };
-    return {
-      name,
-      read: (options) => acquire('read', options),
-      write: (options) => acquire('write', options),
-      tryRead: (options) => tryAcquire('read', options),
-      tryWrite: (options) => tryAcquire('write', options),
-    };
+    return readWriteLockOf(name, acquire, tryAcquire);
   }
 
   async close(): Promise<void> {

@@ -19,9 +19,12 @@ import {
   type ReadWriteLock,
   type ReadWriteLockClient,
   type ReadWriteMode,
+  readWriteLockOf,
+  readWriteWeight,
   type Semaphore,
   type SemaphoreClient,
   type SemaphoreOptions,
+  type TryAcquireOptions,
 } from '@fencekit/core';
 import type { Etcd3 } from 'etcd3';
 import { anySignal, deadlineSignal } from './abort.js';
@@ -131,14 +134,13 @@ export class EtcdSharedLockClient implements SemaphoreClient<bigint>, ReadWriteL
     assertResource(name);
     const base = this.#base('rwlocks', name);
     const make = (mode: ReadWriteMode) => (grant: EtcdGrant) => new EtcdReadWriteLease(grant, mode);
-    const weight = (mode: ReadWriteMode) => (mode === 'read' ? 1 : MAX_PERMITS);
     const acquire = async (mode: ReadWriteMode, options: AcquireOptions) => {
       const r = normalizeAcquire(name, options);
       const request = {
         base,
         name,
         limit: MAX_PERMITS,
-        weight: weight(mode),
+        weight: readWriteWeight(mode),
         ...r,
         wait: true,
         tagged: false,
@@ -147,14 +149,14 @@ export class EtcdSharedLockClient implements SemaphoreClient<bigint>, ReadWriteL
       if (!lease) throw new LockTimeoutError(name, r.waitMs);
       return lease;
     };
-    const tryAcquire = async (mode: ReadWriteMode, options: Parameters<ReadWriteLock['tryRead']>[0]) => {
+    const tryAcquire = async (mode: ReadWriteMode, options: TryAcquireOptions) => {
       const r = normalizeTryAcquire(name, options);
       const waitMs = Number.POSITIVE_INFINITY;
       const request = {
         base,
         name,
         limit: MAX_PERMITS,
-        weight: weight(mode),
+        weight: readWriteWeight(mode),
         ...r,
         waitMs,
         wait: false,
@@ -162,13 +164,7 @@ export class EtcdSharedLockClient implements SemaphoreClient<bigint>, ReadWriteL
       };
       return this.#acquire(request, make(mode));
     };
-    return {
-      name,
-      read: (options) => acquire('read', options),
-      write: (options) => acquire('write', options),
-      tryRead: (options) => tryAcquire('read', options),
-      tryWrite: (options) => tryAcquire('write', options),
-    };
+    return readWriteLockOf(name, acquire, tryAcquire);
   }
 
   /**

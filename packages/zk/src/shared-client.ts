@@ -19,6 +19,7 @@ import {
   type ReadWriteLock,
   type ReadWriteLockClient,
   type ReadWriteMode,
+  readWriteLockOf,
   type Semaphore,
   type SemaphoreClient,
   type SemaphoreOptions,
@@ -216,13 +217,7 @@ export class ZkSharedLockClient implements SemaphoreClient<bigint>, ReadWriteLoc
         }
       });
     };
-    return {
-      name,
-      read: (options) => acquire('read', options),
-      write: (options) => acquire('write', options),
-      tryRead: (options) => tryAcquire('read', options),
-      tryWrite: (options) => tryAcquire('write', options),
-    };
+    return readWriteLockOf(name, acquire, tryAcquire);
   }
 
   /** Releases every lease still held, stops waiters with `ClientClosedError`, then ends the session. */
