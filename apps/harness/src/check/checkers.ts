@@ -16,6 +16,7 @@ import {
   type MutexStats,
 } from '@fencekit/checker';
 import type { WorkloadName } from '../workloads/types.js';
+import { type History, judge } from './judge.js';
 import { sharedLockCheckers } from './shared-checkers.js';
 
 export interface CheckPlan {
@@ -95,15 +96,6 @@ export const BOUNDS_SLACK_MS = 1_000;
  * `lease` check judges the clients' own beliefs instead (grants, `validUntil`, ends, recorded by every
  * lock workload's client): no two grants of one resource believed valid at once, whatever the fencing.
  */
-type History = readonly HistoryEvent[];
-
-/** The lock checkers' results have typed stats; the composition only needs the common shape. */
-const judge =
-  <V, S>(check: (history: History) => CheckResult<V, S>): Checker<History> =>
-  (history) => {
-    const result = check(history);
-    return { ...result, stats: result.stats as unknown as Record<string, unknown> };
-  };
 
 export function checkersFor(plan: CheckPlan): Record<string, Checker<History>> {
   const fences: Record<string, Checker<History>> = plan.fenced ? { fences: judge(checkFences) } : {};

@@ -1,21 +1,11 @@
 import {
   type Checker,
-  type CheckResult,
   checkReadWriteLeases,
   checkReadWriteLock,
   checkSemaphore,
   checkSemaphoreLeases,
-  type HistoryEvent,
 } from '@fencekit/checker';
-
-type History = readonly HistoryEvent[];
-
-const judge =
-  <V, S>(check: (history: History) => CheckResult<V, S>): Checker<History> =>
-  (history) => {
-    const result = check(history);
-    return { ...result, stats: result.stats as unknown as Record<string, unknown> };
-  };
+import { type History, judge } from './judge.js';
 
 /**
  * The checkers of the shared-lock workloads, each in two views. `semaphore` / `rwlock` judge what the
