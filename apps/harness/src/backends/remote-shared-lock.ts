@@ -18,6 +18,7 @@ import {
   type ReadWriteLock,
   type ReadWriteLockClient,
   type ReadWriteMode,
+  readWriteLockOf,
   type Semaphore,
   type SemaphoreClient,
   type TryAcquireOptions,
@@ -96,13 +97,7 @@ export class RemoteSharedLockClient implements SemaphoreClient<bigint>, ReadWrit
       const r = normalizeTryAcquire(name, o);
       return this.#grant({ kind: 'rwlock', name, mode }, r.ttlMs, 0, true, make(mode));
     };
-    return {
-      name,
-      read: (o) => wait('read', o),
-      write: (o) => wait('write', o),
-      tryRead: (o) => once('read', o),
-      tryWrite: (o) => once('write', o),
-    };
+    return readWriteLockOf(name, wait, once);
   }
 
   async close(): Promise<void> {
