@@ -24,6 +24,8 @@ import {
   type ReadWriteLock,
   type ReadWriteLockClient,
   type ReadWriteMode,
+  readWriteLockOf,
+  readWriteWeight,
   type Semaphore,
   type SemaphoreClient,
   type SemaphoreOptions,
@@ -160,7 +162,7 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
       name,
       keys,
       limit: MAX_PERMITS,
-      weight: mode === 'read' ? 1 : MAX_PERMITS,
+      weight: readWriteWeight(mode),
       ttlMs,
     });
     const make =
@@ -175,13 +177,7 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
       const request = normalizeTryAcquire(name, options);
       return this.#tryAcquire(permit(mode, request.ttlMs), request.signal, make(mode));
     };
-    return {
-      name,
-      read: (options) => acquire('read', options),
-      write: (options) => acquire('write', options),
-      tryRead: (options) => tryAcquire('read', options),
-      tryWrite: (options) => tryAcquire('write', options),
-    };
+    return readWriteLockOf(name, acquire, tryAcquire);
   }
 
   close(): Promise<void> {
