@@ -3,6 +3,7 @@ import {
   assertResource,
   assertSignal,
   assertTtlMs,
+  Backoff,
   ClientClosedError,
   type ElectionClient,
   InvalidArgumentError,
@@ -19,7 +20,7 @@ import type { Connection, EtcdConnectionOptions } from './connection.js';
 import { EtcdElection } from './election.js';
 import { queuePrefix } from './keys.js';
 import { EtcdLease } from './lease.js';
-import { type Granted, MAX_LAPSED_GRANTS, type QueueContext, waitForHead } from './wait.js';
+import { backOffAfterLapse, type Granted, type QueueContext, waitForHead } from './wait.js';
 
 export interface EtcdClientOptions extends EtcdConnectionOptions {
   /** Key prefix for every lock and election key. Default `"fencekit"`. */
@@ -119,15 +120,18 @@ export class EtcdClient implements LockClient<bigint>, ElectionClient {
   ): Promise<EtcdLease | null> {
     if (this.#closing.signal.aborted) throw new ClientClosedError('etcd client');
     const startedAt = monotonicNow();
-    for (let grants = 1; ; grants++) {
+    const backoff = new Backoff({ baseMs: 50, capMs: 500 });
+    for (;;) {
       const granted = await this.#track(
         waitForHead(this.#context, {
           kind: 'lock',
           queue: queuePrefix(this.#context.prefix, 'locks', resource),
           name: resource,
           ttlMs,
-          // What is left of the caller's wait: a lapsed grant below queues again within it.
-          waitMs: waitMs - (monotonicNow() - startedAt),
+          // The caller's wait, from the call: a lapsed grant below queues again within it, and a
+          // timeout reports the waitMs the caller gave.
+          waitMs,
+          startedAt,
           signal,
           wait,
           // The owner token: unguessable, and names the session for whoever reads the key.
@@ -141,9 +145,12 @@ export class EtcdClient implements LockClient<bigint>, ElectionClient {
       // The grant's validity ran out before it could be handed out: its session lapsed on the way (a
       // TTL of tens of ms on a busy event loop) or died. Never hand that out. Ending it checked the
       // session in and, if that still lives, withdraws the key in the background; queue again (at the
-      // back, with a live session) while the caller's wait allows.
-      if (!wait || grants >= MAX_LAPSED_GRANTS || monotonicNow() - startedAt >= waitMs) {
-        throw new LockLostError(resource, 'the grant arrived after its validity had passed');
+      // back, with a live session), after a back-off, while the caller's wait allows.
+      const lapsed = new LockLostError(resource, 'the grant arrived after its validity had passed');
+      if (!wait) throw lapsed;
+      // When the wait runs out first, that is what the caller sees, as any other waiter would.
+      if (!(await backOffAfterLapse(backoff, [signal, this.#closing.signal], startedAt + waitMs))) {
+        throw new LockTimeoutError(resource, waitMs, { cause: lapsed });
       }
     }
   }

@@ -3,6 +3,7 @@ import {
   assertNonNegativeMs,
   assertSignal,
   BackendUnavailableError,
+  Backoff,
   type CampaignOptions,
   DEFAULT_WAIT_MS,
   type Election,
@@ -10,6 +11,7 @@ import {
   type LeaderInfo,
   type Leadership,
   LockLostError,
+  LockTimeoutError,
   monotonicNow,
 } from '@fencekit/core';
 import { CompareResult, CompareTarget, type IKeyValue, type ITxnResponse } from 'etcd3';
@@ -21,7 +23,7 @@ import { queuePrefix } from './keys.js';
 import { EtcdLease, shareHolding } from './lease.js';
 import { readHead } from './queue.js';
 import { recheckEveryMs } from './turn.js';
-import { type Granted, MAX_LAPSED_GRANTS, type QueueContext, waitForHead } from './wait.js';
+import { backOffAfterLapse, type Granted, type QueueContext, waitForHead } from './wait.js';
 
 /** A leader as etcd stores it: who, since which revision (the term), and what it last proclaimed. */
 export interface EtcdLeaderInfo extends LeaderInfo {
@@ -197,15 +199,19 @@ export class EtcdElection implements Election {
     assertNonNegativeMs('waitMs', waitMs === Number.POSITIVE_INFINITY ? 0 : waitMs);
     const stop = anySignal([options.signal, this.#closing.signal]);
     const startedAt = monotonicNow();
+    const backoff = new Backoff({ baseMs: 50, capMs: 500 });
     try {
-      for (let grants = 1; ; grants++) {
+      for (;;) {
         const granted = await this.#context.track(
           waitForHead(this.#context, {
             kind: 'campaign',
             queue: this.#queue,
             name: this.name,
             ttlMs: this.#ttlMs,
-            waitMs: waitMs - (monotonicNow() - startedAt),
+            // The caller's wait, from the call: a lapsed grant below queues again within it, and a
+            // timeout reports the waitMs the caller gave.
+            waitMs,
+            startedAt,
             signal: stop.signal,
             wait: true,
             value: () => encode({ candidate, value: candidate }),
@@ -218,9 +224,11 @@ export class EtcdElection implements Election {
           return leadership;
         }
         // Its session lapsed or died on the way: as with a lock, never hand out a leadership that is
-        // already over (ending it withdrew the key); campaign again while the wait allows.
-        if (grants >= MAX_LAPSED_GRANTS || monotonicNow() - startedAt >= waitMs) {
-          throw new LockLostError(this.name, 'the leadership arrived after its validity had passed');
+        // already over (ending it withdrew the key); campaign again, after a back-off, while the wait
+        // allows (then `timeout`, as for any other candidate).
+        if (!(await backOffAfterLapse(backoff, [stop.signal], startedAt + waitMs))) {
+          const lapsed = new LockLostError(this.name, 'the leadership arrived after its validity had passed');
+          throw new LockTimeoutError(this.name, waitMs, { cause: lapsed });
         }
       }
     } finally {

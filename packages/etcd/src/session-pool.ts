@@ -2,6 +2,20 @@ import type { Etcd3 } from 'etcd3';
 import { Session } from './session.js';
 import { retryInBackground } from './withdrawal.js';
 
+/**
+ * A session that was granted but whose validity ran out (or that etcd ended) before it could be used:
+ * the grant's answer waited on a busy event loop for longer than a TTL of tens of ms. etcd answered every
+ * request, so this is not an outage: the waiter backs off and tries again within its wait (wait.ts).
+ */
+export class SessionLapsedError extends Error {
+  constructor(cause: unknown) {
+    super('the etcd session lapsed before it could be used (a TTL shorter than the event loop’s stalls)', {
+      cause,
+    });
+    this.name = 'SessionLapsedError';
+  }
+}
+
 interface PooledSession {
   readonly ttlMs: number;
   readonly session: Promise<Session>;
@@ -68,7 +82,7 @@ export class SessionPool {
       if (session.alive) return { session, checkIn: () => this.#checkIn(entry, queue, session) };
       entry.inUse.delete(queue);
       this.#forget(entry);
-      if (attempt >= 2) throw session.signal.reason ?? new Error('etcd session expired at once');
+      if (attempt >= 2) throw new SessionLapsedError(session.signal.reason);
     }
   }
 

@@ -1,4 +1,11 @@
-import { isFencekitError, LockAbortedError, LockTimeoutError, monotonicNow } from '@fencekit/core';
+import {
+  Backoff,
+  isFencekitError,
+  LockAbortedError,
+  LockLostError,
+  LockTimeoutError,
+  monotonicNow,
+} from '@fencekit/core';
 import type { Etcd3 } from 'etcd3';
 import { anySignal, deadlineSignal, untilAborted } from './abort.js';
 import { toBackendError } from './errors.js';
@@ -15,7 +22,7 @@ import {
   withdraw,
 } from './queue.js';
 import type { Session } from './session.js';
-import type { SessionPool } from './session-pool.js';
+import { SessionLapsedError, type SessionPool } from './session-pool.js';
 import { awaitTurn } from './turn.js';
 import { withdrawInBackground } from './withdrawal.js';
 
@@ -67,10 +74,35 @@ export interface Granted {
   checkIn: () => void;
 }
 
-/** Grants in a row that came back already lapsed before an acquire or campaign gives up (`LockLostError`). */
+/** Grants in a row that came back already lapsed before a semaphore or rwlock acquire gives up (`LockLostError`). */
 export const MAX_LAPSED_GRANTS = 5;
 
-/** A session can die while its waiter waits; the waiter then rejoins with a new one, this many times. */
+/**
+ * After a grant that lapsed on its way back (a session TTL of tens of ms on a busy event loop): backs
+ * off with core's backoff, then says whether to queue again — false once the wait (`deadline`, a
+ * `monotonicNow()` instant) has run out. Not an outage (etcd answered), so it is retried as long as
+ * the caller waits. An abort or close cuts the back-off short and answers true: the next `waitForHead`
+ * reports it as it reports any other.
+ */
+export async function backOffAfterLapse(
+  backoff: Backoff,
+  stops: readonly (AbortSignal | undefined)[],
+  deadline: number,
+): Promise<boolean> {
+  const stop = anySignal(stops);
+  try {
+    return await backoff.wait(stop.signal, deadline);
+  } catch {
+    return true;
+  } finally {
+    stop.dispose();
+  }
+}
+
+/**
+ * A session can lapse before its waiter used it, or die while it waits; a try (`wait: false`) then
+ * rejoins with a new one this many times. A waiting caller rejoins as long as its `waitMs` allows.
+ */
 const MAX_SESSION_ROUNDS = 5;
 
 /** Each session's join mark, kept as long as the session object lives. */
@@ -113,14 +145,39 @@ export async function waitForHead(context: QueueContext, options: WaitOptions): 
     options.signal?.aborted === true ||
     context.closing.aborted ||
     monotonicNow() - startedAt >= options.waitMs;
+  // A session that lapsed (its TTL ran out on a busy event loop before it was used, or it died while
+  // waiting) is not an outage: etcd answered. Back off (so the retries do not keep landing in the same
+  // stalls) and rejoin with a fresh session while the wait allows; a try gets a few rounds.
+  const backoff = new Backoff({ baseMs: 50, capMs: 500 });
+  let lapses = 0;
+  const rejoinAfterLapse = async (): Promise<boolean> => {
+    lapses++;
+    if (!options.wait) return lapses < MAX_SESSION_ROUNDS;
+    if (gaveUp()) return false;
+    return await backoff.wait(stopSignal(), startedAt + options.waitMs);
+  };
+  const lapsedOut = (cause: unknown): Error =>
+    options.wait
+      ? new LockTimeoutError(options.name, options.waitMs, { cause })
+      : new LockLostError(options.name, `etcd sessions kept lapsing before use (${lapses} in a row)`, {
+          cause,
+        });
   try {
     // A caller who gave up before asking joins nothing.
     options.signal?.throwIfAborted();
-    for (let round = 0; round < MAX_SESSION_ROUNDS; round++) {
+    for (;;) {
       const pool = options.kind === 'campaign' ? context.campaignSessions : context.sessions;
-      const { session, checkIn } =
-        pool.checkOutNow(options.ttlMs, options.queue) ??
-        (await checkOutWaiting(pool, options, stopSignal()));
+      let checkedOut: { session: Session; checkIn: () => void };
+      try {
+        checkedOut =
+          pool.checkOutNow(options.ttlMs, options.queue) ??
+          (await checkOutWaiting(pool, options, stopSignal()));
+      } catch (error) {
+        if (!(error instanceof SessionLapsedError)) throw error;
+        if (await rejoinAfterLapse()) continue;
+        throw lapsedOut(error);
+      }
+      const { session, checkIn } = checkedOut;
       const key = waiterKey(
         options.queue,
         options.tag ? `${options.tag.value}.${session.idHex}` : session.idHex,
@@ -161,16 +218,13 @@ export async function waitForHead(context: QueueContext, options: WaitOptions): 
         await giveUpPlace(context, session, ticket, error, checkIn);
         // The key vanished (session expired, or someone deleted it): rejoin at the back, in time.
         const rejoin = session.signal.aborted || error instanceof SessionGoneError;
-        if (rejoin && !gaveUp()) continue;
-        throw error;
+        if (!rejoin) throw error;
+        if (await rejoinAfterLapse()) continue;
+        throw lapsedOut(error);
       } finally {
         waiting?.dispose();
       }
     }
-    throw toBackendError(
-      'waiting',
-      new Error(`etcd sessions kept expiring (${MAX_SESSION_ROUNDS} in a row)`),
-    );
   } catch (error) {
     throw translate(error, options, context);
   } finally {
