@@ -58,6 +58,32 @@ async function untilQueuedEverywhere(resource: string): Promise<void> {
   }
 }
 
+/**
+ * Waits (bounded) until every node holds the lock key of each of `resources`, over connections
+ * closed before it returns, then a little longer for the client to read those answers: a request
+ * still unanswered when the nodes are stopped (a loaded machine's slow third node) would be one
+ * close() must wait for (its stragglers' bound), which is not what the test measures.
+ */
+async function untilHeldEverywhere(resources: readonly string[]): Promise<void> {
+  for (const node of cluster.nodes) {
+    const redis = new Redis(`redis://${node.endpoint}`);
+    try {
+      const deadline = monotonicNow() + 10_000;
+      const keys = resources.map((r) => `fencekit:{${r}}:lock`);
+      while (Number(await redis.exists(...keys)) < keys.length) {
+        if (monotonicNow() > deadline)
+          throw new Error(`${resources.join(', ')} not held on ${node.id} within 10 s`);
+        await sleep(5);
+      }
+    } finally {
+      const ended = new Promise((resolve) => redis.once('end', resolve));
+      await redis.quit().catch(() => redis.disconnect());
+      await ended;
+    }
+  }
+  await sleep(CLOSED_GRACE_MS);
+}
+
 function client(): RedlockClient {
   return new RedlockClient({
     nodes: cluster.nodes.map((n) => `redis://${n.endpoint}`),
@@ -145,8 +171,13 @@ describe('RedlockClient with hung nodes (SIGSTOP, sockets open)', () => {
     const c = client();
     try {
       await warm(c);
-      const first = await c.acquire(`hung-release-${randomUUID()}`, { ttlMs: 30_000 });
-      await c.acquire(`hung-held-${randomUUID()}`, { ttlMs: 30_000 });
+      const released = `hung-release-${randomUUID()}`;
+      const held = `hung-held-${randomUUID()}`;
+      const first = await c.acquire(released, { ttlMs: 30_000 });
+      await c.acquire(held, { ttlMs: 30_000 });
+      // Every node answered both acquires (and warm()'s release before them, in order): seen once in
+      // CI, a slow node's earlier answer still in flight made close() wait its stragglers' 2 s (5.0 s).
+      await untilHeldEverywhere([released, held]);
       await cluster.faults.pause(n2.id);
       await cluster.faults.pause(n3.id);
       // No quorum can answer: this release waits its own bound, then its slowest nodes'.
