@@ -134,7 +134,7 @@ export class RedisLockClient implements LockClient<bigint> {
     if (fence !== 'counter' && fence !== 'epoch') {
       throw new InvalidArgumentError('fence', options.fence, "'counter' or 'epoch'");
     }
-    this.#opened = openLockConnection(options.connection, this.#prefix);
+    this.#opened = openLockConnection(options.connection, this.#prefix, this.#waiterTtlMs);
     this.#connection = this.#opened.connection;
     this.#deadlines = this.#opened.deadlines;
     this.#wake = this.#opened.wake;

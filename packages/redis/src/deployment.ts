@@ -128,20 +128,42 @@ export function hasCommandTimeout(redis: RedisClient): boolean {
  * The pub/sub connection of a client's waiters. In a Cluster, a Cluster of its own whose sharded
  * subscribers (one per primary, following slot moves and failovers) carry SSUBSCRIBE to the node
  * that owns each channel's slot; elsewhere a duplicate of the connection (see `duplicateConnection`).
+ * `fromSlotMap`: a Cluster's copy starts from the nodes `redis` knows now (see `knownNodes`) rather than
+ * from its startup nodes.
  */
-export function duplicateClient(redis: RedisClient, overrides: RedisOptions = {}): RedisClient {
+export function duplicateClient(
+  redis: RedisClient,
+  overrides: RedisOptions = {},
+  fromSlotMap = false,
+): RedisClient {
   if (!isClusterInstance(redis)) {
     const copy = redis.duplicate({ enableOfflineQueue: true, ...overrides });
     copy.on('error', () => undefined);
     return copy;
   }
-  const copy = redis.duplicate([], {
+  const copy = redis.duplicate(fromSlotMap ? knownNodes(redis) : [], {
     shardedSubscribers: true,
     enableOfflineQueue: true,
     redisOptions: { ...redis.options.redisOptions, ...overrides },
   });
   copy.on('error', () => undefined);
   return copy;
+}
+
+/**
+ * The nodes a Cluster knows now (from its slot map, as it reaches them: after `natMap`), then its startup
+ * nodes: seeds for a copy when the startup nodes alone may all be gone (a primary killed by a failover was the
+ * only one). Startup nodes are not mapped by ioredis, so the mapped addresses are given as they are.
+ */
+export function knownNodes(cluster: Cluster): ClusterNode[] {
+  const seeds = new Map<string, ClusterNode>();
+  for (const node of cluster.nodes('all')) {
+    const { host, port } = node.options;
+    if (host !== undefined && port !== undefined) seeds.set(`${host}:${port}`, { host, port });
+  }
+  // Not in ioredis' declared types, but set by every 5.x Cluster.
+  const startupNodes = (cluster as unknown as { startupNodes?: ClusterNode[] }).startupNodes ?? [];
+  return [...seeds.values(), ...startupNodes];
 }
 
 /**

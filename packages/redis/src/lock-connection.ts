@@ -26,8 +26,16 @@ export interface LockConnection {
   readonly untrack: () => void;
 }
 
-/** Opens a lock client's connections, its wake-up channels under `prefix`. */
-export function openLockConnection(deployment: RedisDeployment, prefix: string): LockConnection {
+/**
+ * Opens a lock client's connections, its wake-up channels under `prefix`. `waiterTtlMs` (three heartbeats) is
+ * how long a Cluster subscriber's SSUBSCRIBE may go unanswered before it is replaced (see `WakeSubscriber`):
+ * its waiters poll at their heartbeat meanwhile, and a healthy subscriber answers in milliseconds.
+ */
+export function openLockConnection(
+  deployment: RedisDeployment,
+  prefix: string,
+  waiterTtlMs: number,
+): LockConnection {
   // A connection without ioredis' per-command timer (fencekit's own, unless the options ask for one,
   // or a caller's instance made without it) gets one deadline timer shared by its lock commands
   // instead: no lock command waits for an answer forever.
@@ -44,6 +52,9 @@ export function openLockConnection(deployment: RedisDeployment, prefix: string):
     () => duplicateClient(redis, subscriberOptions),
     // Redis Cluster: sharded channels, one per resource waited on (see WakeSubscriber).
     connection.cluster ? (resource) => resourceWakeChannel(prefix, resource, clientId) : undefined,
+    waiterTtlMs,
+    // A replacement for a stuck subscriber starts from the nodes the command connection knows.
+    () => duplicateClient(redis, subscriberOptions, true),
   );
   return { connection, deadlines, wake, untrack };
 }

@@ -109,7 +109,7 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
     }
     this.#waiterTtlMs = options.waiterTtlMs ?? 3_000;
     assertTtlMs('waiterTtlMs', this.#waiterTtlMs);
-    this.#opened = openLockConnection(options.connection, this.#prefix);
+    this.#opened = openLockConnection(options.connection, this.#prefix, this.#waiterTtlMs);
     this.#connection = this.#opened.connection;
     this.#deadlines = this.#opened.deadlines;
     this.#wake = this.#opened.wake;
