@@ -43,3 +43,27 @@ describe('lock checkers stop at their deadline (--timeout covered reading only)'
     expect(checkElection(h.events, { deadline: later }).verdict).toBe('ok');
   });
 });
+
+describe('the fences check stops at its deadline while it reads grants for reissued fences', () => {
+  // 5 000 grants, every fence granted twice (a counter that restarted), no resource event: only the grant
+  // scan and the reissued violations take ticks.
+  const h = new HistoryBuilder();
+  for (let i = 0; i < 5000; i++)
+    h.client(i, 1 + (i % 4), 'ok', 'acquire', { grant: `g${i}`, fence: String(i % 2500) });
+
+  it('is unknown, naming the budget, past its deadline', async () => {
+    const ran = await runCheckers({
+      fence: () => checkFences(h.events, { deadline: performance.now() - 1 }),
+    });
+    expect(ran.results.fence).toMatchObject({
+      verdict: 'unknown',
+      error: expect.stringMatching(/time budget/),
+    });
+  });
+
+  it('convicts every reissued fence with the deadline ahead', () => {
+    const result = checkFences(h.events, { deadline: performance.now() + 60_000 });
+    expect(result).toMatchObject({ verdict: 'illegal', stats: { grants: 5000, reissued: 2500 } });
+    expect(result.violations).toHaveLength(2500);
+  });
+});

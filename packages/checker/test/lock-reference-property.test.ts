@@ -85,9 +85,23 @@ function lineValue(s: Spec): Record<string, unknown> {
   }
 }
 
-/** A step of the recording: a resource line, or the next `buy` event of a client process. */
+/**
+ * A client's grant (an acquire's `ok`): few grant ids and fences, so fences are often granted twice and one grant
+ * is often recorded twice (a reclaim); some carry no usable fence or grant id.
+ */
+const grantLine = fc.record({
+  process: fc.integer({ min: 1, max: 4 }),
+  time: fc.integer({ min: 0, max: 12 }),
+  grant: fc.constantFrom<string | number | undefined>('g1', 'g2', 'g3', 4, '4', undefined),
+  fence: fc.constantFrom<string | number | undefined>('1', '2', '02', 2, 3, 'x', 2.5, undefined),
+  resource: fc.constantFrom(undefined, 'a', ''),
+  key: fc.constantFrom(...KEYS),
+});
+
+/** A step of the recording: a resource line, a client's grant, or the next `buy` event of a client process. */
 const step = fc.oneof(
   { weight: 3, arbitrary: resourceLine.map((spec) => ({ spec })) },
+  { weight: 1, arbitrary: grantLine.map((grant) => ({ grant })) },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -134,6 +148,22 @@ const randomHistories = fc
         const spec =
           focus !== 'mixed' && s.spec.focused < 7 ? { ...s.spec, f: focusKind(focus, s.spec) } : s.spec;
         lines.push(resourceEvent(spec.time, spec.f, lineValue(spec), spec.key));
+        continue;
+      }
+      if ('grant' in s) {
+        const g = s.grant;
+        lines.push({
+          time: g.time,
+          process: g.process,
+          type: 'ok',
+          f: 'acquire',
+          value: {
+            ...(g.grant === undefined ? {} : { grant: g.grant }),
+            ...(g.fence === undefined ? {} : { fence: g.fence }),
+            ...(g.resource === undefined ? {} : { resource: g.resource }),
+          },
+          ...(g.key === '' ? {} : { key: g.key }),
+        });
         continue;
       }
       const type = open.has(s.buyer) ? s.outcome : 'invoke';
@@ -188,11 +218,11 @@ function mutexSeen(r: MutexResult) {
 }
 
 function fenceSeen(r: FenceResult) {
-  const { accepted, staleRefused, freshRefused, unfenced } = r.stats;
+  const { accepted, staleRefused, freshRefused, unfenced, grants } = r.stats;
   return {
     verdict: r.verdict,
     violations: r.violations.map((v) => `${v.kind} ${v.index}`).sort(),
-    counts: { accepted, staleRefused, freshRefused, unfenced },
+    counts: { accepted, staleRefused, freshRefused, unfenced, grants },
   };
 }
 

@@ -105,8 +105,48 @@ export function referenceFences(history: readonly HistoryEvent[]): Judged {
     counts.accepted++;
     if (!fresh) violations.push(`${fence < (top as bigint) ? 'stale-accepted' : 'shared-fence'} ${e.index}`);
   }
-  if (fenced.length === 0) return { verdict: 'unknown', violations: [], counts };
-  return judged(violations, counts);
+  const reissue = referenceReissued(history);
+  violations.push(...reissue.violations);
+  const all = { ...counts, grants: reissue.grants };
+  if (fenced.length === 0 && reissue.violations.length === 0)
+    return { verdict: 'unknown', violations: [], counts: all };
+  return judged(violations, all);
+}
+
+/** A grant's fence as an integer: a decimal string or a safe integer; anything else is no fence. */
+function grantFence(raw: unknown): bigint | undefined {
+  if (typeof raw === 'string' && /^-?\d+$/.test(raw)) return BigInt(raw);
+  if (typeof raw === 'number' && Number.isSafeInteger(raw)) return BigInt(raw);
+  return undefined;
+}
+
+/**
+ * `reissued`: per resource (the grant's `value.resource`, else its `key`), a fence handed to two different grants
+ * (an `ok` of a client process with `grant` and `fence`); the violation sits at the first record of the second
+ * grant in history order.
+ */
+function referenceReissued(history: readonly HistoryEvent[]): { grants: number; violations: string[] } {
+  const grants = history.filter((e) => {
+    if (e.type !== 'ok' || e.process === 'resource' || e.process === 'nemesis') return false;
+    const v = e.value as Value | null;
+    if (typeof v !== 'object' || v === null) return false;
+    return grantFence(v.fence) !== undefined && (typeof v.grant === 'string' || typeof v.grant === 'number');
+  }) as Line[];
+  const resourceOf = (e: Line) => (typeof e.value.resource === 'string' ? e.value.resource : keyOf(e));
+  const violations: string[] = [];
+  const done = new Set<string>();
+  for (const e of grants) {
+    const id = `${resourceOf(e)} ${grantFence(e.value.fence)}`;
+    if (done.has(id)) continue;
+    done.add(id);
+    const same = grants
+      .filter((p) => `${resourceOf(p)} ${grantFence(p.value.fence)}` === id)
+      .sort((a, b) => a.index - b.index);
+    const first = same[0] as Line;
+    const second = same.find((p) => String(p.value.grant) !== String(first.value.grant));
+    if (second !== undefined) violations.push(`reissued ${second.index}`);
+  }
+  return { grants: grants.length, violations };
 }
 
 // ---------------------------------------------------------------- election

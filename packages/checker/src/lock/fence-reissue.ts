@@ -9,8 +9,14 @@ export interface ReissuedFence {
   fence: string;
   /** The grants it was handed to, in history order (at most the first few). */
   grants: string[];
+  /** History index of each listed grant's first record, in the order of `grants`. */
+  indices: number[];
   /** History index of the second grant: where the reuse became visible. */
   index: number;
+  /** When the second grant was recorded (history clock). */
+  time: number;
+  /** The process the second grant went to. */
+  process: number | string;
 }
 
 export interface FenceReissue {
@@ -25,14 +31,14 @@ const GRANTS_SHOWN = 4;
 
 /**
  * Fences granted twice, read from the clients' grants (an `ok` whose value carries `grant` and `fence`, as the
- * harness's acquire records it). Not a safety violation by itself: a resource that remembers the highest fence
- * it accepted refuses the second holder, which is the protection working. It is the evidence that the lock's own
- * promise (each grant a fresh, higher fence) did not hold, e.g. a promoted replica that never saw the last grants.
+ * harness's acquire records it), in history order (`index`), whatever the file order. It is the evidence that the
+ * lock's own promise (each grant a fresh, higher fence) did not hold, e.g. a promoted replica that never saw the
+ * last grants: the fences checker convicts it (`reissued`). A resource that remembers the highest fence it
+ * accepted still refuses the second holder; that is reported beside it (`reissueFinding`).
  */
 export function reissuedFences(history: Iterable<HistoryEvent>, budget?: StepBudget): FenceReissue {
-  const byFence = new Map<string, ReissuedFence>();
-  const reissued: ReissuedFence[] = [];
-  let grants = 0;
+  const granted: { event: HistoryEvent; grant: string; fence: string; resource: string }[] = [];
+  let ordered = true;
   for (const event of history) {
     budget?.tick();
     if (event.type !== 'ok' || event.process === RESOURCE_PROCESS || event.process === 'nemesis') continue;
@@ -40,23 +46,44 @@ export function reissuedFences(history: Iterable<HistoryEvent>, budget?: StepBud
     if (typeof value !== 'object' || value === null) continue;
     const fence = fenceText(value.fence);
     if (fence === undefined || (typeof value.grant !== 'string' && typeof value.grant !== 'number')) continue;
-    grants++;
-    const grant = String(value.grant);
     const resource = typeof value.resource === 'string' ? value.resource : (event.key ?? '');
+    const last = granted.at(-1);
+    if (last !== undefined && last.event.index > event.index) ordered = false;
+    granted.push({ event, grant: String(value.grant), fence, resource });
+  }
+  // Which grant came second is a matter of history order; a file written out of order is read in it.
+  if (!ordered) granted.sort((a, b) => a.event.index - b.event.index);
+  const byFence = new Map<string, ReissuedFence>();
+  const reissued: ReissuedFence[] = [];
+  for (const { event, grant, fence, resource } of granted) {
+    budget?.tick();
     const id = `${resource}\0${fence}`;
     const seen = byFence.get(id);
     if (seen === undefined) {
-      byFence.set(id, { resource, fence, grants: [grant], index: event.index });
+      byFence.set(id, {
+        resource,
+        fence,
+        grants: [grant],
+        indices: [event.index],
+        index: event.index,
+        time: event.time,
+        process: event.process,
+      });
       continue;
     }
     if (seen.grants.includes(grant)) continue;
     if (seen.grants.length === 1) {
       seen.index = event.index;
+      seen.time = event.time;
+      seen.process = event.process;
       reissued.push(seen);
     }
-    if (seen.grants.length < GRANTS_SHOWN) seen.grants.push(grant);
+    if (seen.grants.length < GRANTS_SHOWN) {
+      seen.grants.push(grant);
+      seen.indices.push(event.index);
+    }
   }
-  return { grants, reissued };
+  return { grants: granted.length, reissued };
 }
 
 /** A fence as its canonical decimal text (so "007" and 7 are one fence), or undefined when it is none. */
@@ -69,7 +96,8 @@ function fenceText(raw: unknown): string | undefined {
 
 /**
  * The finding a run page shows for reissued fences: how many, the first one, and what the resource did with the
- * stale fences it was shown (refusing them all is fencing doing its job; the run is not convicted for the reuse).
+ * stale fences it was shown. The reuse itself is convicted (`reissued` violations); this says whether fencing
+ * saved the resource anyway (every stale fence refused: "fencing held").
  */
 export function reissueFinding(
   reissue: FenceReissue,

@@ -6,11 +6,16 @@ import { type ReissuedFence, reissuedFences, reissueFinding } from './fence-reis
 import { acceptedOf, clientOf, fenceOf, resourceEvents, resourceKey } from './resource-log.js';
 
 /**
+ * A broken fence promise: the resource's (`AcceptedFenceViolation`) or the lock's (`ReissuedFenceViolation`).
+ */
+export type FenceViolation = AcceptedFenceViolation | ReissuedFenceViolation;
+
+/**
  * The resource accepted a fence it should have refused:
  * - `stale-accepted`: lower than one it had already accepted (a deposed holder's write got through);
  * - `shared-fence`: equal to the highest accepted, but from another client (two holders, one token).
  */
-export interface FenceViolation {
+export interface AcceptedFenceViolation {
   kind: 'stale-accepted' | 'shared-fence';
   key: string;
   message: string;
@@ -22,6 +27,29 @@ export interface FenceViolation {
   highest: string;
   highestClient: ClientId;
   highestIndex: number;
+}
+
+/**
+ * `reissued`: the lock handed one fence to two different grants of one resource, so its counter went backwards
+ * (a promoted replica or a server restarted without persistence that never saw the last grants). The lock
+ * promises each grant a fresh, higher fence; a resource that remembers the highest fence it accepted may still
+ * refuse the second holder (the message says what it did), but the promise was broken either way.
+ */
+export interface ReissuedFenceViolation {
+  kind: 'reissued';
+  /** The grants' resource (`value.resource`, else the event's `key`, else `''`). */
+  key: string;
+  message: string;
+  fence: string;
+  /** The grants it was handed to, in history order (the first few). */
+  grants: string[];
+  /** History index of each listed grant's first record. */
+  indices: number[];
+  /** History index and time of the second grant: where the reuse became visible. */
+  index: number;
+  time: number;
+  /** The process the second grant went to. */
+  process: ClientId;
 }
 
 export interface FenceStats {
@@ -36,14 +64,15 @@ export interface FenceStats {
   resources: number;
   /** Clients' grants that carried a fence (`ok` with `grant` and `fence`), read for reissued fences. */
   grants: number;
-  /** Fences the lock granted to two or more grants (see fence-reissue.ts): reported, not convicted. */
+  /** Fences the lock granted to two or more grants (see fence-reissue.ts): one `reissued` violation each. */
   reissued: number;
 }
 
 export type FenceResult = CheckResult<FenceViolation, FenceStats> & {
   /**
-   * What the run shows that is no violation: fences granted twice. The lock broke its promise of a fresh fence
-   * per grant; whether that harmed anything is the resource's verdict (a stale fence accepted), not this one.
+   * Beside the `reissued` violations, what the resource made of them: how many stale fences it refused and
+   * accepted ("fencing held" when it accepted none), so a run convicted for the lock's reuse still shows that
+   * no stale write landed.
    */
   findings?: string[];
   /** The reissued fences (the first 20). */
@@ -64,13 +93,16 @@ interface Highest {
 
 /**
  * Fence monotonicity, per resource: the fences the resource accepts strictly increase from one holder to
- * the next (one holder may reuse its fence for several writes). A history with no fenced events cannot
- * show anything either way and is `unknown`. Fences the lock granted twice are counted and reported as a
- * finding; they convict only through what the resource accepted.
+ * the next (one holder may reuse its fence for several writes), and the lock never hands one fence to two
+ * different grants of one resource (`reissued`; the same grant recorded twice, a reclaim, is one grant). A
+ * history with neither a fenced resource event nor a reissued fence cannot show anything either way and is
+ * `unknown`. Reissued fences also yield a finding saying whether the resource refused the stale fences.
  */
 export function checkFences(history: Iterable<HistoryEvent>, options: BudgetOptions = {}): FenceResult {
   const highest = new Map<string, Highest>();
   const violations: FenceViolation[] = [];
+  /** What the resource did with each client's fence: read back for the reissued fences' messages. */
+  const seenAt = new Map<string, { accepted: number; refused: number }>();
   const budget = new StepBudget(options.deadline);
   const all = Array.isArray(history) ? (history as readonly HistoryEvent[]) : [...history];
   const reissue = reissuedFences(all, budget);
@@ -94,7 +126,9 @@ export function checkFences(history: Iterable<HistoryEvent>, options: BudgetOpti
     const client = clientOf(event);
     const top = highest.get(key);
     const fresh = top === undefined || fence > top.fence || (fence === top.fence && client === top.client);
-    if (!acceptedOf(event, true)) {
+    const accepted = acceptedOf(event, true);
+    tally(seenAt, client, fence, accepted);
+    if (!accepted) {
       if (fresh) stats.freshRefused++;
       else stats.staleRefused++;
       continue;
@@ -107,15 +141,17 @@ export function checkFences(history: Iterable<HistoryEvent>, options: BudgetOpti
     violations.push(violation(event, key, client, fence, top));
   }
   stats.resources = highest.size;
-  const finding = reissueFinding(reissue, {
-    staleRefused: stats.staleRefused,
-    staleAccepted: violations.length,
-  });
+  const staleAccepted = violations.length;
+  for (const r of reissue.reissued) {
+    budget.tick();
+    violations.push(reissuedViolation(r, seenAt.get(tallyKey(r.process, BigInt(r.fence)))));
+  }
+  const finding = reissueFinding(reissue, { staleRefused: stats.staleRefused, staleAccepted });
   const reported =
     finding === undefined
       ? {}
       : { findings: [finding], reissuedFences: reissue.reissued.slice(0, REISSUED_KEPT) };
-  if (stats.accepted + stats.staleRefused + stats.freshRefused === 0) {
+  if (stats.accepted + stats.staleRefused + stats.freshRefused === 0 && violations.length === 0) {
     return {
       ...nothingToCheck('no fenced resource events ("enter", "write", "claim" or "run" with a fence)', stats),
       ...reported,
@@ -124,13 +160,60 @@ export function checkFences(history: Iterable<HistoryEvent>, options: BudgetOpti
   return { verdict: violations.length > 0 ? 'illegal' : 'ok', violations, stats, ...reported };
 }
 
+const tallyKey = (client: ClientId, fence: bigint) => `${typeof client} ${String(client)} ${fence}`;
+
+function tally(
+  seenAt: Map<string, { accepted: number; refused: number }>,
+  client: ClientId,
+  fence: bigint,
+  accepted: boolean,
+): void {
+  const key = tallyKey(client, fence);
+  const counts = seenAt.get(key) ?? { accepted: 0, refused: 0 };
+  if (accepted) counts.accepted++;
+  else counts.refused++;
+  seenAt.set(key, counts);
+}
+
+/**
+ * The lock's broken promise, with what the resource did with the second holder's fence: its accesses by the
+ * second grant's process with that fence (over the whole run, on any resource: harness resources are
+ * often unkeyed while grants name theirs).
+ */
+function reissuedViolation(
+  r: ReissuedFence,
+  seen: { accepted: number; refused: number } | undefined,
+): ReissuedFenceViolation {
+  const where = r.resource === '' ? '' : ` on ${r.resource}`;
+  const [first, second] = r.grants;
+  const [firstIndex, secondIndex] = r.indices;
+  const holder = `process ${String(r.process)} with fence ${r.fence}`;
+  const resource =
+    seen === undefined
+      ? `The resource saw no access of ${holder}`
+      : `The resource refused ${seen.refused} access${seen.refused === 1 ? '' : 'es'} of ${holder} and accepted ${seen.accepted}`;
+  return {
+    kind: 'reissued',
+    key: r.resource,
+    message:
+      `fence ${r.fence}${where} granted to ${first} (#${firstIndex}) and again to ${second} (#${secondIndex}): ` +
+      `the lock's counter went backwards. ${resource}`,
+    fence: r.fence,
+    grants: [...r.grants],
+    indices: [...r.indices],
+    index: r.index,
+    time: r.time,
+    process: r.process,
+  };
+}
+
 function violation(
   event: ResourceEvent,
   key: string,
   client: ClientId,
   fence: bigint,
   top: Highest,
-): FenceViolation {
+): AcceptedFenceViolation {
   const stale = fence < top.fence;
   return {
     kind: stale ? 'stale-accepted' : 'shared-fence',

@@ -10,7 +10,14 @@ export {
 } from './election.js';
 export { LockHistoryError } from './errors.js';
 export * from './events.js';
-export { checkFences, type FenceResult, type FenceStats, type FenceViolation } from './fence.js';
+export {
+  type AcceptedFenceViolation,
+  checkFences,
+  type FenceResult,
+  type FenceStats,
+  type FenceViolation,
+  type ReissuedFenceViolation,
+} from './fence.js';
 export {
   checkInventory,
   type InventoryOptions,
