@@ -93,6 +93,26 @@ describe('the mutex check where the resource checks fences', () => {
     expect(result.stats.overlapsPastLease).toBe(1);
   });
 
+  it('leaves the reissued fence to the fences check: the run is convicted for it, the overrun still excused', async () => {
+    const again = section(4, '369', 300, 500, 305, 320).map((e) => {
+      if (!e.value || typeof e.value !== 'object' || !('grant' in e.value)) return e;
+      return { ...e, value: { ...e.value, grant: 'c4.369.again' } };
+    });
+    const plan = { workload: 'mutex' as const, fenced: true, fencing: true, initialStock: 0, ttlMs: 50 };
+    const outcome = await checkHistory(
+      { ...plan, backend: 'redis' },
+      history(section(4, '369', 0, 16, 55, 115), section(3, '371', 76, 126, 77, 160), again),
+      [],
+    );
+    expect(outcome.checkers.mutex?.verdict).toBe('ok');
+    expect(outcome.checkers.fences?.verdict).toBe('illegal');
+    // This resource accepted the second 369 after 371 (stale-accepted); the lock's reuse is its own violation.
+    expect(outcome.checkers.fences?.violations).toMatchObject([
+      { kind: 'stale-accepted', fence: '369', highest: '371' },
+      { kind: 'reissued', fence: '369', grants: ['c4.369', 'c4.369.again'] },
+    ]);
+  });
+
   it('applies with fencing on only: with fencing off the overrun is unprotected and convicts', async () => {
     const plan = { workload: 'mutex' as const, fenced: true, initialStock: 0, ttlMs: 50, backend: 'etcd' };
     const on = await checkHistory({ ...plan, fencing: true }, overrun, []);

@@ -17,8 +17,8 @@ export interface CheckerReport {
   stats: unknown;
   error?: string;
   /**
-   * What the checker saw that is no violation but belongs on the run page (the fences checker's reissued
-   * fences: the lock granted one fence twice, the resource refused the stale one).
+   * What the checker reports beside its verdict, for the run page (the fences checker: fences the lock granted
+   * twice, each also a `reissued` violation, and whether the resource refused every stale one: "fencing held").
    */
   findings?: string[];
 }

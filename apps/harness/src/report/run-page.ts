@@ -58,8 +58,9 @@ ${runTable(meta, results)}
 }
 
 /**
- * What the checkers saw that convicts nothing (fences the lock granted twice, refused by the resource): said
- * next to the verdict, so an `ok` run that only fencing saved does not read as a lock that kept its promise.
+ * What the checkers report beside their verdicts (the fences checker: how many fences the lock granted twice, and
+ * whether the resource refused every stale one), said next to the verdict: a run convicted for a reused fence
+ * still shows that fencing kept every stale write out.
  */
 function findingsHtml(results: RunResults): string {
   const items = Object.entries(results.checkers).flatMap(([name, c]) => {
@@ -68,7 +69,7 @@ function findingsHtml(results: RunResults): string {
     return more > 0 ? [...listed, `<li class="muted">${esc(`${name}: ${andMore(more)}`)}</li>`] : listed;
   });
   return items.length
-    ? `<div id="findings"><strong>Findings</strong> (not violations):<ul>${items.join('')}</ul></div>`
+    ? `<div id="findings"><strong>Findings</strong> (beside the verdict):<ul>${items.join('')}</ul></div>`
     : '';
 }
 

@@ -160,7 +160,7 @@ export function suiteMatrix(short: boolean, seeds = short ? 1 : 3, firstSeed = F
       e(
         { ...q, backend: 'redis', workload: 'inventory', fault: 'flicker' },
         'report',
-        'a Redis restarted without persistence counts fences from 1 again: the resource refuses them',
+        'a Redis restarted without persistence counts fences from 1 again: convicted for the reused fence when a kill lands, the resource refuses them',
       ),
     );
     // Semaphores and read-write locks (issue #19): see shared-lock-cells.ts for each prediction.
@@ -178,10 +178,11 @@ export function suiteMatrix(short: boolean, seeds = short ? 1 : 3, firstSeed = F
  * never loses a grant (redis-cluster mutex: 0 of 5 seeds convicted), while in production replication lag is what
  * loses them; the lagged one cuts the replication links for 1 s before the kill. Predictions from the runs in the README:
  * - the unfenced mutex: two holders (or fences reissued and accepted), convicted;
- * - the fenced inventory: the counter rolls back and fences are granted twice (the run page's finding), but the
- *   resource remembers the highest fence it accepted and refuses every reused one, so no stale write lands: `ok`
- *   (fencing is the protection; the lock alone is not);
- * - epoch fences: `ok` for the same reason, without a reused fence;
+ * - the fenced inventory: the counter rolls back and fences are granted twice, which breaks the lock's promise of
+ *   a fresh, higher fence per grant: convicted by the fences checker (`reissued`). The resource remembers the
+ *   highest fence it accepted and refuses every reused one, so no stale write lands: the run page says so beside
+ *   the conviction (the finding, "fencing held"). Fencing protects the resource; the lock alone is not safe;
+ * - epoch fences: `ok`: no fence reused, so no stale write accepted;
  * - `replicas: { count: 1 }` (WAIT) on the unfenced mutex: measured, not assumed (`report`): WAIT narrows the
  *   window, it does not make a failover safe.
  */
@@ -195,13 +196,13 @@ function replicatedRedis(seed: number): SuiteEntry[] {
     ),
     e(
       { ...r, backend: topology, workload: 'inventory', fault: 'failover-lagged' },
-      'ok',
-      'the counter rolls back (fences reissued, a finding), the resource refuses every reused fence',
+      'illegal',
+      'the counter rolls back: a fence reused for a second grant (reissued), though the resource refuses it',
     ),
     e(
       { ...r, backend: topology, workload: 'inventory', fault: 'split-brain' },
-      'ok',
-      'two primaries grant the same fences, the resource refuses the stale ones',
+      'illegal',
+      'two primaries grant the same fences: a fence reused (reissued), though the resource refuses the stale ones',
     ),
     e(
       // 60 s: two faults, each heal waiting (bounded) for the deployment to be whole again; in 30 s at load 30 the
@@ -214,7 +215,7 @@ function replicatedRedis(seed: number): SuiteEntry[] {
         fault: 'failover-lagged,split-brain',
       },
       'ok',
-      'epoch fences: no stale write accepted, the lock may still be held twice',
+      'epoch fences: no fence reused and no stale write accepted, the lock may still be held twice',
     ),
     e(
       { ...r, backend: `${topology}-wait`, workload: 'mutex', fault: 'failover-lagged', fencing: false },
