@@ -6,6 +6,7 @@ import { parseRunOptions, type RunOptionsInput } from '../run/options.js';
 import { consoleProgress, linesTo, type ProgressSink } from '../run/progress.js';
 import { resolveProvider } from '../run/provider.js';
 import { type RunSummary, runOnce } from '../run/run.js';
+import { agreesWithPrediction } from './agreement.js';
 import type { SuiteEntry } from './matrix.js';
 import { writeSuiteResults } from './results.js';
 
@@ -14,7 +15,7 @@ export interface SuiteOutcome {
   run?: RunSummary;
   /** Why the entry did not run (backend unavailable, adapter missing…). */
   error?: string;
-  /** The verdict agrees with the prediction (always true for `report` entries that ran). */
+  /** The run agrees with the prediction (always true for `report` entries that ran; see agreement.ts). */
   agrees: boolean;
 }
 
@@ -58,7 +59,7 @@ export async function runSuite(
           parseRunOptions({ ...entry.options, ...options.ssh, out: options.out, provider }),
           { sink, position, lengthenForFaults: true, ...(options.signal ? { signal: options.signal } : {}) },
         );
-        outcomes.push({ entry, run, agrees: entry.expect === 'report' || entry.expect === run.verdict });
+        outcomes.push({ entry, run, agrees: agreesWithPrediction(entry, run) });
       } catch (error) {
         outcomes.push({ entry, error: (error as Error).message, agrees: false });
         progress(`suite: run failed: ${(error as Error).message}`);
@@ -96,7 +97,7 @@ export async function runSuite(
             lengthenForFaults: true,
             ...(options.signal ? { signal: options.signal } : {}),
           });
-          const agrees = entry.expect === 'report' || entry.expect === run.verdict;
+          const agrees = agreesWithPrediction(entry, run);
           outcomes.push({ entry, run, agrees });
         } catch (error) {
           outcomes.push({ entry, error: (error as Error).message, agrees: false });
