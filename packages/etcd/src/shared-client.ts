@@ -159,7 +159,8 @@ export class EtcdSharedLockClient implements SemaphoreClient<bigint>, ReadWriteL
 
   /**
    * Stops waiters (`ClientClosedError`), then revokes every session, which deletes all the client's
-   * keys at once (queue and lease keys) and ends their leases; closes the etcd client if it owns it.
+   * permit keys at once (held and waiting) and ends their leases; cancels its watches; closes the etcd
+   * client if it owns it.
    */
   close(): Promise<void> {
     this.#closed ??= this.#close();

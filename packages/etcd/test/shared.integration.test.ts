@@ -172,6 +172,36 @@ describe('EtcdSharedLockClient on a real cluster', () => {
   });
 });
 
+describe('EtcdSharedLockClient permit queue', () => {
+  it('waiters of one client share its prefix watch: every release is counted, never more than the permits', async () => {
+    const name = unique('one-watch');
+    const [a, b] = [client(), client()];
+    let holding = 0;
+    let most = 0;
+    let grants = 0;
+    // 2 clients × 6 waiters each, 3 grants apiece, on 2 permits: bounded (36 grants, each wait ≤ 20 s).
+    await Promise.all(
+      [a, b].flatMap((c) =>
+        Array.from({ length: 6 }, async () => {
+          const semaphore = c.semaphore(name, { permits: 2 });
+          for (let i = 0; i < 3; i++) {
+            const lease = await semaphore.acquire(long);
+            holding += 1;
+            most = Math.max(most, holding);
+            grants += 1;
+            await new Promise((r) => setTimeout(r, 2));
+            holding -= 1;
+            await lease.release();
+          }
+        }),
+      ),
+    );
+    expect(grants).toBe(36);
+    expect(most).toBeLessThanOrEqual(2);
+    expect(await keysUnder(`${base(name)}permits/`)).toEqual([]);
+  });
+});
+
 describe('EtcdSharedLockClient errors', () => {
   it("a waiter that times out in the queue reports the caller's waitMs, not what was left of it", async () => {
     const [a, b, c] = [client(), client(), client()];
