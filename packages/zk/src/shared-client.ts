@@ -108,23 +108,24 @@ export class ZkSharedLockClient implements SemaphoreClient<bigint>, ReadWriteLoc
           try {
             const joined = await queue.join(slots, null, scope.signal);
             entry = joined.entry;
-            let order = joined.order;
-            for (;;) {
-              const fence = await awaitSlot(this.session, checked.name, limit, entry, order, scope.signal);
-              const lease = this.#grants.grant(
-                checked.name,
-                queue,
-                entry,
-                fence,
-                request.ttlMs,
-                make(request.permits),
-              );
-              if (lease) return lease;
-              // It fits, but the session is not vouched for (suspended, or stalled): keep the place,
-              // wait for the connection and look again (its node stands while the session does).
-              await this.session.ready({ signal: scope.signal, timeoutMs: Number.POSITIVE_INFINITY });
-              order = [];
-            }
+            const fence = await awaitSlot(
+              this.session,
+              checked.name,
+              limit,
+              entry,
+              joined.order,
+              scope.signal,
+            );
+            const lease = this.#grants.grant(
+              checked.name,
+              queue,
+              entry,
+              fence,
+              request.ttlMs,
+              make(request.permits),
+            );
+            if (!lease) throw new EntryGoneError(entry, 'connection suspended at the grant');
+            return lease;
           } finally {
             await this.#grants.giveUp(queue, entry);
           }
