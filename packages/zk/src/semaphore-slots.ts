@@ -7,8 +7,6 @@ import { type Cancel, RETRY_PAUSE_MS } from './wait-scope.js';
 import { isUncertain, ZkCode, zkCode } from './zk-errors.js';
 import { zxidOf } from './zxid.js';
 
-const NODE_DELETED = 2;
-
 /** Refuses a semaphore named with another size than the holders or waiters in `children` use. */
 export function assertSameLimit(name: string, limit: number, children: readonly string[]): void {
   const other = otherLimit(children, limit);
@@ -41,16 +39,15 @@ export function fitsIn(order: readonly string[], entry: string, limit: number): 
  * Waits until the semaphore entry `entry` fits (see `fitsIn`) and resolves with its czxid, the fence:
  * nothing is written at the grant. `order` is the folder's listing from the join (may be empty).
  *
- * No herd, and no listing after the join: sequence numbers only grow, so the entries before ours can
- * only leave. Of those, the waiter watches (a GET_DATA watch each, pipelined) the nearest ones whose
- * permits, with its own, already exceed `limit`: while all of them stand it cannot fit, whatever the
- * entries before them do, so a release wakes only the at most `limit` waiters that have it in their
- * window. When one of them goes the waiter drops it and watches further back; a watch that finds its
- * node gone (NO_NODE) says so too. Once the entries it knows of that may still stand ask, with its own,
- * for at most `limit`, it fits: every entry before it is among them (none can join ahead), so it holds
- * its permits with no more request than the notification itself. After a reconnect it lists again
- * rather than trust that no deletion fell between. Throws `EntryGoneError` when its node or its
- * session is gone.
+ * No herd: sequence numbers only grow, so the entries before ours can only leave. The waiter watches
+ * (a GET_DATA watch each, pipelined) only the nearest ones whose permits, with its own, already
+ * exceed `limit`: while all of them stand it cannot fit, whatever the entries before them do, so a
+ * release wakes only the at most `limit` waiters that have it in their window. A woken waiter lists
+ * the folder once (no watch): the entries before its window leave unseen, and probing them one by one
+ * cost a round trip each (a waiter that joined at the back of a long queue sat through up to a dozen
+ * on the release that let it in). Then it fits, or it watches the new nearest entries. After a
+ * reconnect it watches again from a fresh listing rather than trust that no deletion fell between.
+ * Throws `EntryGoneError` when its node or its session is gone.
  */
 export async function awaitSlot(
   session: ZkSession,
@@ -86,26 +83,19 @@ export async function awaitSlot(
     try {
       if (ahead === undefined) {
         ahead = known(queueOrder((await session.children(entry.folder, undefined, { signal })).children));
-        // After a reconnect the library re-arms its watches, but a deletion may have fallen between:
-        // watch again from this listing (a duplicate listener only wakes this wait once more).
-        watched.clear();
       }
       const window = windowOf(ahead, own, limit);
       if (window === undefined) return entry.czxid ?? (await czxidOf(session, entry, signal));
       const toWatch = window.filter((child) => !watched.has(child));
       if (toWatch.length > 0) {
-        const current = ahead;
         const reads = session.pipeline(() =>
           toWatch.map((child) =>
             session
               .getData(
                 `${entry.folder}/${child}`,
-                (event) => {
+                () => {
+                  // Deleted (or changed, which fencekit never does): its watch is spent either way.
                   watched.delete(child);
-                  if (event.type === NODE_DELETED) {
-                    const at = current.indexOf(child);
-                    if (at >= 0) current.splice(at, 1);
-                  }
                   wake();
                 },
                 { signal },
@@ -120,20 +110,18 @@ export async function awaitSlot(
           ),
         );
         const present = await Promise.all(reads);
-        for (const [i, child] of toWatch.entries()) {
-          if (present[i]) watched.add(child);
-          else {
-            const at = current.indexOf(child);
-            if (at >= 0) current.splice(at, 1);
-          }
+        for (const [i, child] of toWatch.entries()) if (present[i]) watched.add(child);
+        // Gone already: so may be others before it. List again rather than probe them one by one.
+        if (present.includes(false)) {
+          ahead = undefined;
+          continue;
         }
-        // Some were gone already: the window reaches further back (or the entry fits). Look again.
-        if (present.includes(false)) continue;
       }
-      if (windowOf(ahead, own, limit) === undefined) continue;
       const event = await untilWoken(session, entry, woken, signal);
       rearm();
-      if (event === 'reconnected') ahead = undefined;
+      if (event === 'reconnected') watched.clear();
+      // One listing tells what else went meanwhile (the entries before the watched ones leave unseen).
+      ahead = undefined;
     } catch (error) {
       if (!isUncertain(error)) throw error;
       ahead = undefined;
