@@ -162,12 +162,12 @@ describe('replicated Redis backends (#17)', () => {
       'redis-sentinel mutex failover-lagged illegal',
       'redis-sentinel inventory failover-lagged illegal',
       'redis-sentinel inventory split-brain illegal',
-      'redis-sentinel-epoch inventory failover-lagged,split-brain ok',
+      'redis-sentinel-epoch inventory failover-lagged,split-brain fences-ok',
       'redis-sentinel-wait mutex failover-lagged report',
       'redis-cluster mutex failover-lagged illegal',
       'redis-cluster inventory failover-lagged illegal',
       'redis-cluster inventory split-brain illegal',
-      'redis-cluster-epoch inventory failover-lagged,split-brain ok',
+      'redis-cluster-epoch inventory failover-lagged,split-brain fences-ok',
       'redis-cluster-wait mutex failover-lagged report',
     ]);
     // The plain fenced inventory is convicted for the fence the lock reused (#17), not for a stale write.

@@ -30,6 +30,7 @@ describe('checkFences', () => {
       ['stale-accepted', 1, '90071992547409930', '90071992547409931', 2],
       ['shared-fence', 3, '90071992547409931', '90071992547409931', 2],
     ]);
+    expect(result.stats.staleAccepted).toBe(2);
   });
 
   it('is unknown, not ok, when nothing carried a fence', () => {
@@ -64,7 +65,7 @@ describe('checkFences', () => {
       "fence 2 on stock granted to c1.1 (#0) and again to c3.1 (#4): the lock's counter went backwards. " +
         'The resource refused 1 access of process 3 with fence 2 and accepted 0',
     );
-    expect(result.stats).toMatchObject({ grants: 5, reissued: 2, staleRefused: 2 });
+    expect(result.stats).toMatchObject({ grants: 5, reissued: 2, staleRefused: 2, staleAccepted: 0 });
     expect(result.reissuedFences?.map((r) => [r.fence, r.grants])).toEqual([
       ['2', ['c1.1', 'c3.1']],
       ['3', ['c2.1', 'c4.1']],

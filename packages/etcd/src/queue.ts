@@ -131,6 +131,8 @@ const MAX_JOIN_TRIES = 3;
  * other branch: put my key if absent and read the two newest keys (me and my predecessor). A key
  * already present under my session (a retried request whose first answer was lost, or a leftover) is
  * deleted and the put retried, so each grant gets a fresh create revision and fences never repeat.
+ * `read` replaces that read of the two newest keys (the permit queue reads the whole prefix); what it
+ * returned is `seen` (undefined when the queue was empty and nothing was read).
  */
 export async function join(
   calls: EtcdCalls,
@@ -140,7 +142,8 @@ export async function join(
   value: string,
   resource: string,
   mark: JoinMark,
-): Promise<{ ticket: Ticket; position: Position }> {
+  read: IRequestOp = newestOp(queue, 2),
+): Promise<{ ticket: Ticket; position: Position; seen: IKeyValue[] | undefined }> {
   for (let attempt = 0, moved = 0; attempt < 3 && moved < MAX_JOIN_TRIES; attempt++) {
     let response: ITxnResponse;
     const keyBytes = utf8(key);
@@ -182,7 +185,7 @@ export async function join(
                           create_revision: 0,
                         },
                       ],
-                      success: [put, newestOp(queue, 2)],
+                      success: [put, read],
                       failure: [{ request_range: { key: keyBytes, keys_only: true } }],
                     },
                   },
@@ -221,16 +224,22 @@ export async function join(
     const revision = BigInt(response.header.revision);
     const ticket: Ticket = { queue, key, revision, value };
     // The queue was empty and my put went in: head, with nothing read.
-    if (response.succeeded) return { ticket, position: { kind: 'head' } };
+    if (response.succeeded) return { ticket, position: { kind: 'head' }, seen: undefined };
     const inner = response.responses[0]?.response_txn;
     if (!inner?.succeeded) {
       const stale = inner ? kvs(inner, 0)[0] : undefined;
       if (stale) await withdraw(calls, { queue, key, revision: BigInt(stale.create_revision), value });
       continue;
     }
-    const ahead = kvs(inner, 1).find((kv) => kv.key.toString('utf8') !== key);
-    if (!ahead) return { ticket, position: { kind: 'head' } };
-    return { ticket, position: { kind: 'behind', predecessor: ahead.key.toString('utf8'), asOf: revision } };
+    const seen = kvs(inner, 1);
+    // With the default read: the newest key that is not mine is the one just ahead of me.
+    const ahead = seen.find((kv) => kv.key.toString('utf8') !== key);
+    if (!ahead) return { ticket, position: { kind: 'head' }, seen };
+    return {
+      ticket,
+      position: { kind: 'behind', predecessor: ahead.key.toString('utf8'), asOf: revision },
+      seen,
+    };
   }
   throw new BackendUnavailableError(
     'etcd',

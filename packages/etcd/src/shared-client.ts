@@ -2,10 +2,8 @@ import { randomUUID } from 'node:crypto';
 import {
   type AcquireOptions,
   assertResource,
+  Backoff,
   ClientClosedError,
-  InvalidArgumentError,
-  isFencekitError,
-  LockAbortedError,
   type LockCapabilities,
   LockLostError,
   LockTimeoutError,
@@ -27,17 +25,14 @@ import {
   type TryAcquireOptions,
 } from '@fencekit/core';
 import type { Etcd3 } from 'etcd3';
-import { anySignal, deadlineSignal } from './abort.js';
 import type { EtcdClientOptions } from './client.js';
 import { closeOpened, openClient, trackIn } from './client-setup.js';
 import type { Connection } from './connection.js';
-import { toBackendError } from './errors.js';
 import type { EtcdGrant, EtcdLease } from './lease.js';
-import { enterRoom } from './permit-room.js';
-import { SessionGoneError, withdraw } from './queue.js';
+import { permitTurn, permitValue } from './permit-queue.js';
+import { PrefixWatches } from './prefix-watch.js';
 import { EtcdReadWriteLease, EtcdSemaphoreLease } from './shared-lease.js';
-import { type Granted, MAX_LAPSED_GRANTS, type QueueContext, waitForHead } from './wait.js';
-import { withdrawInBackground } from './withdrawal.js';
+import { backOffAfterLapse, type QueueContext, waitForHead } from './wait.js';
 
 /** One request to the permit engine. */
 interface PermitRequest {
@@ -49,21 +44,18 @@ interface PermitRequest {
   readonly waitMs: number;
   readonly signal: AbortSignal | undefined;
   readonly wait: boolean;
-  /** The queue keys carry `limit` (a semaphore; see `WaitOptions.tag`). */
-  readonly tagged: boolean;
 }
 
 /**
  * Fenced, fair semaphores and read-write locks on etcd, both recipes on one permit engine
- * (`permit-room.ts`): a semaphore of N permits is N units, a read-write lock `MAX_PERMITS` units of
+ * (`permit-queue.ts`): a semaphore of N permits is N units, a read-write lock `MAX_PERMITS` units of
  * which a reader takes 1 and a writer all.
  *
- * - Strict FIFO: waiters queue under `<prefix>/<semaphores|rwlocks>/<name>/queue/` in create-revision
- *   order, each watching only the key just ahead of it (the mutex's engine); only the head watches the
- *   holders (`…/leases/`). A large request at the head is never passed by smaller ones; a writer
- *   waiting blocks every reader behind it.
- * - Fence: the create revision of the grant's lease key. Only the head creates lease keys, so fences
- *   strictly increase in grant order, writers' included.
+ * - Strict FIFO: every waiter and holder has one key under `<prefix>/<semaphores|rwlocks>/<name>/permits/`
+ *   (value `limit:weight:owner`); a key is granted once the weights of every key created before it and
+ *   its own fit in the limit, so the granted keys are always the oldest ones. A large request is never
+ *   passed by smaller ones; a writer waiting blocks every reader behind it.
+ * - Fence: the key's create revision, so fences increase in grant order, writers' strictly.
  * - Liveness and options as `EtcdClient`'s: keys live on a session kept alive in the background, or
  *   (`keepAlive: false`) on an etcd lease of `ttlMs` per grant that only `extend()` renews.
  */
@@ -75,6 +67,7 @@ export class EtcdSharedLockClient implements SemaphoreClient<bigint>, ReadWriteL
   readonly #closing = new AbortController();
   readonly #inflight = new Set<Promise<unknown>>();
   readonly #keepAlive: boolean;
+  readonly #watches: PrefixWatches;
   #closed: Promise<void> | undefined;
 
   constructor(options: EtcdClientOptions) {
@@ -82,6 +75,7 @@ export class EtcdSharedLockClient implements SemaphoreClient<bigint>, ReadWriteL
     this.#connection = opened.connection;
     this.#context = opened.context;
     this.#keepAlive = opened.keepAlive;
+    this.#watches = new PrefixWatches(this.#connection.etcd);
   }
 
   /** The underlying `etcd3` client. */
@@ -106,7 +100,6 @@ export class EtcdSharedLockClient implements SemaphoreClient<bigint>, ReadWriteL
           weight: r.permits,
           ...r,
           wait: true,
-          tagged: true,
         };
         const lease = await this.#acquire(request, make(r.permits));
         if (!lease) throw new LockTimeoutError(checked.name, r.waitMs);
@@ -123,7 +116,6 @@ export class EtcdSharedLockClient implements SemaphoreClient<bigint>, ReadWriteL
           ...r,
           waitMs,
           wait: false,
-          tagged: true,
         };
         return this.#acquire(request, make(r.permits));
       },
@@ -143,7 +135,6 @@ export class EtcdSharedLockClient implements SemaphoreClient<bigint>, ReadWriteL
         weight: readWriteWeight(mode),
         ...r,
         wait: true,
-        tagged: false,
       };
       const lease = await this.#acquire(request, make(mode));
       if (!lease) throw new LockTimeoutError(name, r.waitMs);
@@ -160,7 +151,6 @@ export class EtcdSharedLockClient implements SemaphoreClient<bigint>, ReadWriteL
         ...r,
         waitMs,
         wait: false,
-        tagged: false,
       };
       return this.#acquire(request, make(mode));
     };
@@ -169,7 +159,8 @@ export class EtcdSharedLockClient implements SemaphoreClient<bigint>, ReadWriteL
 
   /**
    * Stops waiters (`ClientClosedError`), then revokes every session, which deletes all the client's
-   * keys at once (queue and lease keys) and ends their leases; closes the etcd client if it owns it.
+   * permit keys at once (held and waiting) and ends their leases; cancels its watches; closes the etcd
+   * client if it owns it.
    */
   close(): Promise<void> {
     this.#closed ??= this.#close();
@@ -180,131 +171,82 @@ export class EtcdSharedLockClient implements SemaphoreClient<bigint>, ReadWriteL
     return `${this.#context.prefix}/${kind}/${encodeURIComponent(name)}/`;
   }
 
-  /** Queue (the mutex's engine), then the room; null only for a try that did not get in at once. */
+  /**
+   * Queues in the permit queue (`permit-queue.ts` on the mutex's join and withdrawal); null only for a
+   * try that did not get in at once. A grant that lapsed on its way back is the mutex's lapse (see
+   * `EtcdClient`): given back, then, for `acquire`, queued again after a back-off while `waitMs` allows.
+   */
   async #acquire<L extends EtcdLease>(
     request: PermitRequest,
     make: (grant: EtcdGrant) => L,
   ): Promise<L | null> {
     if (this.#closing.signal.aborted) throw new ClientClosedError('etcd shared-lock client');
     const startedAt = monotonicNow();
-    const left = () => request.waitMs - (monotonicNow() - startedAt);
-    for (let grants = 1; ; grants++) {
-      const head = await this.#track(
+    const backoff = new Backoff({ baseMs: 50, capMs: 500 });
+    const room = {
+      prefix: `${request.base}permits/`,
+      name: request.name,
+      limit: request.limit,
+      weight: request.weight,
+    };
+    const turn = permitTurn(this.#context, room, this.#watches);
+    for (;;) {
+      const granted = await this.#track(
         waitForHead(this.#context, {
           kind: 'lock',
-          queue: `${request.base}queue/`,
+          queue: room.prefix,
           name: request.name,
           ttlMs: request.ttlMs,
           waitMs: request.waitMs,
           startedAt,
           signal: request.signal,
           wait: request.wait,
-          value: (session) => `${session.idHex}:${randomUUID()}`,
-          // A semaphore's waiters agree on its size, as its holders do (a read-write lock's is fixed).
-          tag: request.tagged
-            ? {
-                value: String(request.limit),
-                mismatch: (other) =>
-                  new InvalidArgumentError(
-                    'permits',
-                    request.limit,
-                    `${other}, the permit count the waiters of "${request.name}" use`,
-                  ),
-              }
-            : undefined,
+          value: (session) => permitValue(room, `${session.idHex}:${randomUUID()}`),
+          turn,
         }),
       );
-      if (!head) return null;
-      // Without a ticket, enterRoom has already withdrawn the head's keys and checked its session in.
-      const ticket = await this.#track(this.#enter(request, head, left()));
-      if (ticket === 'again') {
-        // Its session ended at the head: queue again (at the back) within the wait, a bounded number
-        // of times (a try gets one attempt).
-        if (request.wait && left() <= 0) throw new LockTimeoutError(request.name, request.waitMs);
-        if (request.wait && grants < MAX_LAPSED_GRANTS) continue;
-        throw new LockLostError(request.name, 'the session ended while waiting for room');
-      }
-      if (ticket === null) return null;
-      // Granted: the queue key has done its job, the next waiter's turn. The session stays checked out
-      // for this name until the lease ends (its onEnd checks it in).
-      await this.#leaveQueue(head, false);
+      if (!granted) return null;
       // Per-grant sessions were kept alive only while waiting; from the grant on, only extend() renews.
-      if (!this.#keepAlive) head.session.stopKeepAlive();
+      if (!this.#keepAlive) granted.session.stopKeepAlive();
       const lease = make({
         context: this.#context,
-        session: head.session,
-        ticket,
+        session: granted.session,
+        ticket: granted.ticket,
         resource: request.name,
-        owner: head.ticket.value,
-        onEnd: head.checkIn,
+        owner: granted.ticket.value,
+        onEnd: granted.checkIn,
       });
+      // Reading `held`, not `signal`, keeps the lease from building a signal nobody may ever read.
       if (lease.held) return lease;
-      // Lapsed on the way (see EtcdClient): never hand that out; queue again while the wait allows.
-      if (!request.wait || grants >= MAX_LAPSED_GRANTS || left() <= 0) {
-        throw new LockLostError(request.name, 'the grant arrived after its validity had passed');
+      // Lapsed on the way (a session TTL of tens of ms on a busy event loop): never hand that out.
+      // Ending it checked the session in and withdraws the key if that session lives on.
+      const lapsed = new LockLostError(request.name, 'the grant arrived after its validity had passed');
+      if (!request.wait) throw lapsed;
+      if (
+        !(await backOffAfterLapse(
+          backoff,
+          [request.signal, this.#closing.signal],
+          startedAt + request.waitMs,
+        ))
+      ) {
+        throw new LockTimeoutError(request.name, request.waitMs, { cause: lapsed });
       }
     }
-  }
-
-  /** The room wait with the caller's stop conditions; 'again' when the head's session ended under it. */
-  async #enter(request: PermitRequest, head: Granted, leftMs: number) {
-    const deadline = deadlineSignal(leftMs, () => new LockTimeoutError(request.name, request.waitMs));
-    const stop = anySignal([request.signal, deadline.signal, this.#closing.signal]);
-    try {
-      const room = {
-        prefix: `${request.base}leases/`,
-        name: request.name,
-        limit: request.limit,
-        weight: request.weight,
-      };
-      return await enterRoom(this.#context, head, room, stop.signal, request.wait);
-    } catch (error) {
-      if (request.signal?.aborted) throw new LockAbortedError(request.name, { cause: request.signal.reason });
-      if (this.#closing.signal.aborted) throw this.#closing.signal.reason;
-      // Past the deadline, whatever ended the wait (a request that failed as it ran out), it timed out.
-      if (deadline.signal.aborted) {
-        throw error instanceof LockTimeoutError
-          ? error
-          : new LockTimeoutError(request.name, request.waitMs, { cause: error });
-      }
-      if (error instanceof SessionGoneError) return 'again' as const;
-      if (isFencekitError(error)) throw error;
-      throw toBackendError('waiting', error);
-    } finally {
-      deadline.clear();
-      stop.dispose();
-    }
-  }
-
-  /**
-   * Deletes the head's queue key before the acquire returns, so that no later call of this client (on
-   * another session: this one stays checked out while its lease lives) finds it still queued ahead;
-   * without an answer, it retries in the background. `checkIn`: the session goes back afterwards.
-   */
-  async #leaveQueue(head: Granted, checkIn: boolean): Promise<void> {
-    const once = () => withdraw(this.#context, head.ticket).then(() => undefined);
-    const answered = await once().then(
-      () => true,
-      () => false,
-    );
-    if (answered) {
-      if (checkIn) head.checkIn();
-      return;
-    }
-    const leaving = withdrawInBackground(once, head.session, this.#closing.signal);
-    void this.#track(checkIn ? leaving.finally(head.checkIn) : leaving);
   }
 
   #track<T>(work: Promise<T>): Promise<T> {
     return trackIn(this.#inflight, work);
   }
 
-  #close(): Promise<void> {
-    return closeOpened(
+  async #close(): Promise<void> {
+    // closeOpened aborts the client's work before its first await: the waiters let their watches go.
+    const closing = closeOpened(
       { connection: this.#connection, context: this.#context },
       this.#closing,
       this.#inflight,
       'etcd shared-lock client',
     );
+    await this.#watches.close();
+    await closing;
   }
 }

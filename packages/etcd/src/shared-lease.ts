@@ -8,7 +8,7 @@ import {
 import { type EtcdGrant, EtcdLease } from './lease.js';
 
 /**
- * A semaphore grant: an `EtcdLease` on the grant's lease key (`<prefix>/semaphores/<name>/leases/…`),
+ * A semaphore grant: an `EtcdLease` on the grant's permit key (`<prefix>/semaphores/<name>/permits/…`),
  * `fence` its create revision. Lifetime, extend and release are the lock lease's, except that releasing
  * a grant that already lapsed resolves.
  */
@@ -39,7 +39,7 @@ async function releaseShared(releasing: Promise<void>): Promise<void> {
   }
 }
 
-/** A read-write lock grant: an `EtcdLease` on its lease key, plus its mode; no upgrade, no downgrade. */
+/** A read-write lock grant: an `EtcdLease` on its permit key, plus its mode; no upgrade, no downgrade. */
 export class EtcdReadWriteLease extends EtcdLease implements ReadWriteLease<bigint> {
   constructor(
     grant: EtcdGrant,

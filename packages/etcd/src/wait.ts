@@ -6,7 +6,7 @@ import {
   LockTimeoutError,
   monotonicNow,
 } from '@fencekit/core';
-import type { Etcd3 } from 'etcd3';
+import type { Etcd3, IKeyValue, IRequestOp } from 'etcd3';
 import { anySignal, deadlineSignal, untilAborted } from './abort.js';
 import { toBackendError } from './errors.js';
 import { joinMarkKey, waiterKey } from './keys.js';
@@ -58,14 +58,29 @@ export interface WaitOptions {
   /** false: one attempt, give the place up if someone is ahead (tryAcquire). */
   wait: boolean;
   /**
-   * What every waiter of the queue must agree on (a semaphore's permit count), carried in the waiter
-   * key's name (`<tag>.<lease id>`) so that it reads from a predecessor's key alone (the queue is read
-   * keys only). A waiter whose predecessor carries another tag leaves, rejecting with `mismatch`; as
-   * each waiter checked its own predecessor, the whole queue agrees. An untagged predecessor (written
-   * by an earlier version) is not checked.
+   * Who may go, when not the mutex's rule (the head of the queue alone): the permit queue's (see
+   * `permit-queue.ts`). Without it the waiter waits for the head as a lock does.
    */
-  tag?: { value: string; mismatch: (other: string) => Error } | undefined;
+  turn?: TurnRule | undefined;
 }
+
+/** A rule other than "the head goes" (see `WaitOptions.turn`). */
+export interface TurnRule {
+  /** What the join's Txn reads after the put when the queue was not empty (`join`'s `read`). */
+  readonly read: IRequestOp;
+  /**
+   * From what the join read (`undefined`: the queue was empty): 'go' once the ticket may go, 'gone'
+   * when its key vanished, 'busy' when it may not go now and `stop` is undefined (a try). Waits
+   * otherwise, rejecting with `stop`'s reason when it aborts.
+   */
+  wait(
+    ticket: Ticket,
+    seen: IKeyValue[] | undefined,
+    stop: (() => AbortSignal) | undefined,
+  ): Promise<TurnVerdict>;
+}
+
+export type TurnVerdict = 'go' | 'gone' | 'busy';
 
 /** A waiter at the head of its queue, with the session its key is attached to. */
 export interface Granted {
@@ -73,9 +88,6 @@ export interface Granted {
   ticket: Ticket;
   checkIn: () => void;
 }
-
-/** Grants in a row that came back already lapsed before a semaphore or rwlock acquire gives up (`LockLostError`). */
-export const MAX_LAPSED_GRANTS = 5;
 
 /**
  * After a grant that lapsed on its way back (a session TTL of tens of ms on a busy event loop): backs
@@ -178,10 +190,7 @@ export async function waitForHead(context: QueueContext, options: WaitOptions): 
         throw lapsedOut(error);
       }
       const { session, checkIn } = checkedOut;
-      const key = waiterKey(
-        options.queue,
-        options.tag ? `${options.tag.value}.${session.idHex}` : session.idHex,
-      );
+      const key = waiterKey(options.queue, session.idHex);
       let ticket: Ticket | undefined;
       let waiting: { signal: AbortSignal; dispose: () => void } | undefined;
       try {
@@ -193,11 +202,28 @@ export async function waitForHead(context: QueueContext, options: WaitOptions): 
           options.value(session),
           options.name,
           joinMarkOf(context.prefix, session),
+          options.turn?.read,
         );
         ticket = joined.ticket;
         let position: Position = joined.position;
+        if (options.turn) {
+          const waitingSignal = () => {
+            waiting ??= anySignal([stopSignal(), session.signal]);
+            return waiting.signal;
+          };
+          const verdict = await options.turn.wait(
+            ticket,
+            joined.seen,
+            options.wait ? waitingSignal : undefined,
+          );
+          if (verdict === 'busy') {
+            await withdraw(context, ticket);
+            checkIn();
+            return null;
+          }
+          position = verdict === 'go' ? { kind: 'head' } : { kind: 'gone' };
+        }
         while (position.kind === 'behind') {
-          checkTag(options, position.predecessor);
           if (!options.wait) {
             await withdraw(context, ticket);
             checkIn();
@@ -215,9 +241,10 @@ export async function waitForHead(context: QueueContext, options: WaitOptions): 
         if (position.kind === 'gone') throw new SessionGoneError();
         return { session, ticket, checkIn };
       } catch (error) {
-        await giveUpPlace(context, session, ticket, error, checkIn);
-        // The key vanished (session expired, or someone deleted it): rejoin at the back, in time.
+        // The key vanished (session expired, or someone deleted it): rejoin at the back, in time. Read
+        // before giving the place up: checking a per-grant session in revokes it, which is no lapse.
         const rejoin = session.signal.aborted || error instanceof SessionGoneError;
+        await giveUpPlace(context, session, ticket, error, checkIn);
         if (!rejoin) throw error;
         if (await rejoinAfterLapse()) continue;
         throw lapsedOut(error);
@@ -275,13 +302,6 @@ async function giveUpPlace(
     return;
   }
   void context.track(withdrawInBackground(leftover, session, context.closing).finally(checkIn));
-}
-
-/** Throws the tag's mismatch when `predecessor`'s key carries another tag (see `WaitOptions.tag`). */
-function checkTag(options: WaitOptions, predecessor: string): void {
-  if (!options.tag) return;
-  const tagged = /^([^./]+)\.[0-9a-f]+$/.exec(predecessor.slice(options.queue.length));
-  if (tagged && tagged[1] !== options.tag.value) throw options.tag.mismatch(tagged[1] as string);
 }
 
 /** The stop signal, its deadline counted from `startedAt` (when the caller asked), not from now. */

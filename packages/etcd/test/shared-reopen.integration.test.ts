@@ -3,8 +3,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { runPrefix, sharedHosts } from './support/clients.js';
 
 // A semaphore opened with another permit count than its holders and waiters use is refused with a
-// typed error, as on ZooKeeper: before the fix only the holders' lease keys carried the count, so a
-// caller queued behind a waiter waited out its whole waitMs (and a try answered null).
+// typed error, as on ZooKeeper: every key of the permit queue carries the count in its value, so a
+// caller queued behind a waiter of another count is refused as soon as it joins (before b445b9d it
+// waited out its whole waitMs, and a try answered null).
 
 const clients: EtcdSharedLockClient[] = [];
 function client(): EtcdSharedLockClient {
@@ -24,14 +25,14 @@ describe('etcd semaphore reopened with another permit count', () => {
     const name = `reopen/${Math.random().toString(36).slice(2)}`;
     const held = await a.semaphore(name, { permits: 1 }).acquire({ ttlMs: 20_000 });
     const waiting = w.semaphore(name, { permits: 1 }).acquire({ ttlMs: 20_000, waitMs: 20_000 });
-    // The waiter's queue key is in place once the holder's release grants it; wait until it is queued.
+    // Wait until the waiter's key is queued behind the holder's.
     for (let i = 0; i < 100; i++) {
       const { kvs } = await a.etcd.kv.range({
-        key: Buffer.from(`${runPrefix}/semaphores/${encodeURIComponent(name)}/queue/`),
-        range_end: Buffer.from(`${runPrefix}/semaphores/${encodeURIComponent(name)}/queue0`),
+        key: Buffer.from(`${runPrefix}/semaphores/${encodeURIComponent(name)}/permits/`),
+        range_end: Buffer.from(`${runPrefix}/semaphores/${encodeURIComponent(name)}/permits0`),
         count_only: false,
       });
-      if (kvs.length > 0) break;
+      if (kvs.length > 1) break;
       await new Promise((r) => setTimeout(r, 20));
     }
     const other = x.semaphore(name, { permits: 2 });

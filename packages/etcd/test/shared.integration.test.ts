@@ -63,7 +63,7 @@ describe('EtcdSharedLockClient on a real cluster', () => {
       .semaphore(name, { permits: 2 })
       .acquire({ ...long, permits: 2 });
     const waiting = client().semaphore(name, { permits: 2 }).acquire(long);
-    await eventually(async () => (await keysUnder(`${base(name)}queue/`)).length === 1, 5_000, 'queued');
+    await eventually(async () => (await keysUnder(`${base(name)}permits/`)).length === 2, 5_000, 'queued');
     if (!(holder instanceof EtcdSemaphoreLease)) throw new Error('not an etcd semaphore lease');
     await revoke(holder.leaseId);
     const next = await waiting;
@@ -74,7 +74,7 @@ describe('EtcdSharedLockClient on a real cluster', () => {
     await next.release();
   });
 
-  it('a waiter whose predecessor (the head, in the room) loses its session is not starved', async () => {
+  it('a waiter whose predecessor (the first waiter) loses its session is not starved', async () => {
     const name = unique('lost-head');
     const holder = await client().semaphore(name, { permits: 1 }).acquire(long);
     const head = client()
@@ -82,17 +82,17 @@ describe('EtcdSharedLockClient on a real cluster', () => {
       .acquire(long)
       .catch((error: unknown) => error);
     await eventually(
-      async () => (await keysUnder(`${base(name)}leases/`)).length === 2,
+      async () => (await keysUnder(`${base(name)}permits/`)).length === 2,
       5_000,
-      'head in the room',
+      'first waiter queued',
     );
     const behind = client().semaphore(name, { permits: 1 }).acquire(long);
     await eventually(
-      async () => (await keysUnder(`${base(name)}queue/`)).length === 2,
+      async () => (await keysUnder(`${base(name)}permits/`)).length === 3,
       5_000,
       'second queued',
     );
-    const [headKey] = await keysUnder(`${base(name)}queue/`);
+    const [, headKey] = await keysUnder(`${base(name)}permits/`);
     await revoke(headKey!.lease);
     await holder.release();
     // The head rejoins at the back on a new session: the waiter that was behind it goes first.
@@ -129,7 +129,7 @@ describe('EtcdSharedLockClient on a real cluster', () => {
       const other = client().semaphore(name, { permits: 2 });
       for (let round = 0; round < 5; round++) {
         expect(await other.tryAcquire({ ttlMs: 10_000, permits: 2 })).toBeNull();
-        expect([await list('queue/'), await list('leases/')]).toEqual([0, 1]);
+        expect(await list('permits/')).toBe(1);
       }
       await holder.release();
     } finally {
@@ -151,7 +151,7 @@ describe('EtcdSharedLockClient on a real cluster', () => {
     await next.release();
   });
 
-  it('close() of a waiter at the head (queue key and lease key both put) leaves no key behind', async () => {
+  it('close() of a waiting client leaves no key behind', async () => {
     const name = unique('close-head');
     const holder = await client().semaphore(name, { permits: 1 }).acquire(long);
     const waiterClient = client();
@@ -160,16 +160,45 @@ describe('EtcdSharedLockClient on a real cluster', () => {
       .acquire(long)
       .catch((error: unknown) => error);
     await eventually(
-      async () => (await keysUnder(`${base(name)}leases/`)).length === 2,
+      async () => (await keysUnder(`${base(name)}permits/`)).length === 2,
       5_000,
-      'head in the room',
+      'waiter queued',
     );
     await waiterClient.close();
     expect(((await waiting) as { code?: string }).code).toBe('closed');
-    expect(await keysUnder(`${base(name)}queue/`)).toEqual([]);
-    expect(await keysUnder(`${base(name)}leases/`)).toHaveLength(1);
+    expect(await keysUnder(`${base(name)}permits/`)).toHaveLength(1);
     await holder.release();
-    expect(await keysUnder(`${base(name)}leases/`)).toEqual([]);
+    expect(await keysUnder(`${base(name)}permits/`)).toEqual([]);
+  });
+});
+
+describe('EtcdSharedLockClient permit queue', () => {
+  it('waiters of one client share its prefix watch: every release is counted, never more than the permits', async () => {
+    const name = unique('one-watch');
+    const [a, b] = [client(), client()];
+    let holding = 0;
+    let most = 0;
+    let grants = 0;
+    // 2 clients × 6 waiters each, 3 grants apiece, on 2 permits: bounded (36 grants, each wait ≤ 20 s).
+    await Promise.all(
+      [a, b].flatMap((c) =>
+        Array.from({ length: 6 }, async () => {
+          const semaphore = c.semaphore(name, { permits: 2 });
+          for (let i = 0; i < 3; i++) {
+            const lease = await semaphore.acquire(long);
+            holding += 1;
+            most = Math.max(most, holding);
+            grants += 1;
+            await new Promise((r) => setTimeout(r, 2));
+            holding -= 1;
+            await lease.release();
+          }
+        }),
+      ),
+    );
+    expect(grants).toBe(36);
+    expect(most).toBeLessThanOrEqual(2);
+    expect(await keysUnder(`${base(name)}permits/`)).toEqual([]);
   });
 });
 
@@ -178,12 +207,12 @@ describe('EtcdSharedLockClient errors', () => {
     const [a, b, c] = [client(), client(), client()];
     const name = unique('timeout-wait-ms');
     const held = await a.semaphore(name, { permits: 1 }).acquire({ ttlMs: 20_000 });
-    // b heads the queue (waiting for room), so c times out in the queue behind it.
+    // b waits first, so c times out in the queue behind it.
     const ahead = b
       .semaphore(name, { permits: 1 })
       .acquire({ ttlMs: 5_000, waitMs: 3_000 })
       .catch((e: unknown) => e);
-    await eventually(async () => (await keysUnder(`${base(name)}queue/`)).length === 1, 5_000, 'b queued');
+    await eventually(async () => (await keysUnder(`${base(name)}permits/`)).length === 2, 5_000, 'b queued');
     const error = await c
       .semaphore(name, { permits: 1 })
       .acquire({ ttlMs: 5_000, waitMs: 1_000 })

@@ -1,7 +1,14 @@
 import type { RedisClient } from './deployment.js';
 import { keyList, type ResourceKeys } from './keys.js';
 import { type CommandDeadlines, callScript, LuaScript } from './script-call.js';
-import { acquireScript, extendScript, releaseScript, tryAcquireScript } from './scripts.lua.js';
+import {
+  acquireScript,
+  extendScript,
+  releaseScript,
+  tryAcquireEpochScript,
+  tryAcquireScript,
+} from './scripts.lua.js';
+import { isViewError, NO_VIEW, type SentinelView, SentinelViews } from './sentinel-view.js';
 
 /** One attempt's answer from one Redis node. */
 export type AttemptReply =
@@ -60,7 +67,7 @@ export function tryAcquireReply(reply: number | string): AttemptReply | undefine
 const ACQUIRE = new LuaScript(acquireScript, 5);
 const RELEASE = new LuaScript(releaseScript, 5);
 // The same scripts given the epoch key as well, which turns epoch fences on (see scripts.lua.ts).
-const TRY_EPOCH = new LuaScript(tryAcquireScript, 4);
+const TRY_EPOCH = new LuaScript(tryAcquireEpochScript, 4);
 const ACQUIRE_EPOCH = new LuaScript(acquireScript, 6);
 const RELEASE_EPOCH = new LuaScript(releaseScript, 6);
 const EXTEND = new LuaScript(extendScript, 1);
@@ -70,6 +77,9 @@ const EXTEND = new LuaScript(extendScript, 1);
  * when the server answers NOSCRIPT (after a restart or SCRIPT FLUSH).
  */
 export class LockNode {
+  /** Epoch fences through Sentinels: the view each grant is checked against (sentinel-view.ts). */
+  readonly #views: SentinelViews | undefined;
+
   constructor(
     /** How this node is named in errors: "127.0.0.1:6379". */
     readonly name: string,
@@ -78,7 +88,27 @@ export class LockNode {
     readonly deadlines?: CommandDeadlines,
     /** Fences are epoch fences (`RedisLockClient`'s `fence: 'epoch'`): the scripts get the epoch key. */
     readonly epochFences = false,
-  ) {}
+  ) {
+    this.#views = epochFences ? SentinelViews.of(redis) : undefined;
+  }
+
+  /**
+   * Runs an epoch-fence script with the current Sentinel view; a view the script finds stale (the node
+   * restarted, was replaced or promoted since) is read again once. A view that still does not hold stays an
+   * error reply, which the client reports as `BackendUnavailableError`.
+   */
+  async #withView<T>(run: (view: SentinelView) => Promise<T>): Promise<T> {
+    const views = this.#views;
+    if (views === undefined) return run(NO_VIEW);
+    const view = await views.current();
+    try {
+      return await run(view);
+    } catch (error) {
+      if (!isViewError(error)) throw error;
+      views.invalidate(view);
+      return run(await views.current());
+    }
+  }
 
   /**
    * The uncontended fast path's raw answer (see tryAcquireScript): a fence (> 0; a string past
@@ -88,14 +118,19 @@ export class LockNode {
    */
   tryAcquireRaw(keys: ResourceKeys, owner: string, ttlMs: number, fenced: boolean): Promise<number | string> {
     if (this.epochFences && fenced) {
-      return callScript(this.redis, this.deadlines, TRY_EPOCH, [
-        keys.lock,
-        keys.fence,
-        keys.queue,
-        keys.epoch,
-        owner,
-        ttlMs,
-      ]) as Promise<number | string>;
+      return this.#withView(
+        (view) =>
+          callScript(this.redis, this.deadlines, TRY_EPOCH, [
+            keys.lock,
+            keys.fence,
+            keys.queue,
+            keys.epoch,
+            owner,
+            ttlMs,
+            '1',
+            ...view.args,
+          ]) as Promise<number | string>,
+      );
     }
     return callScript(
       this.redis,
@@ -121,9 +156,7 @@ export class LockNode {
   }
 
   async attempt(keys: ResourceKeys, request: AttemptRequest): Promise<AttemptReply> {
-    const reply = (await callScript(this.redis, this.deadlines, this.epochFences ? ACQUIRE_EPOCH : ACQUIRE, [
-      ...keyList(keys),
-      ...(this.epochFences ? [keys.epoch] : []),
+    const args = [
       request.owner,
       request.ttlMs,
       request.mode,
@@ -134,7 +167,19 @@ export class LockNode {
       request.handoff ? '1' : '0',
       request.headGraceMs ?? 0,
       request.generation ?? '',
-    ])) as [number, (string | number | null)?, number?, string?];
+    ];
+    const reply = (
+      this.epochFences
+        ? await this.#withView((view) =>
+            callScript(this.redis, this.deadlines, ACQUIRE_EPOCH, [
+              ...keyList(keys),
+              keys.epoch,
+              ...args,
+              ...view.args,
+            ]),
+          )
+        : await callScript(this.redis, this.deadlines, ACQUIRE, [...keyList(keys), ...args])
+    ) as [number, (string | number | null)?, number?, string?];
     if (reply[0] === 1) return { granted: true, fence: (reply[1] as string | null | undefined) ?? null };
     const refused = {
       granted: false as const,
@@ -153,16 +198,17 @@ export class LockNode {
   ): Promise<ReleaseReply> {
     if (requeue === undefined && headGraceMs === 0)
       return Number(await this.releaseRaw(keys, owner)) as ReleaseReply;
-    const reply = await callScript(this.redis, this.deadlines, this.epochFences ? RELEASE_EPOCH : RELEASE, [
-      ...keyList(keys),
-      ...(this.epochFences ? [keys.epoch] : []),
+    const args = [
       owner,
       requeue === undefined ? '' : requeue.ticket,
       requeue?.waiterTtlMs ?? 0,
       requeue?.channel ?? '',
       headGraceMs,
-    ]);
-    return Number(reply) as ReleaseReply;
+    ];
+    if (this.epochFences) return Number(await this.#releaseEpoch(keys, args)) as ReleaseReply;
+    return Number(
+      await callScript(this.redis, this.deadlines, RELEASE, [...keyList(keys), ...args]),
+    ) as ReleaseReply;
   }
 
   /**
@@ -170,9 +216,7 @@ export class LockNode {
    * `ReleaseReply`). The lease's release reads it itself, one async step fewer on its hot path.
    */
   releaseRaw(keys: ResourceKeys, owner: string): Promise<unknown> {
-    if (this.epochFences) {
-      return callScript(this.redis, this.deadlines, RELEASE_EPOCH, [...keyList(keys), keys.epoch, owner]);
-    }
+    if (this.epochFences) return this.#releaseEpoch(keys, [owner, '', 0, '', 0]);
     return callScript(this.redis, this.deadlines, RELEASE, [
       keys.lock,
       keys.fence,
@@ -180,6 +224,20 @@ export class LockNode {
       keys.waiters,
       keys.tickets,
       owner,
+    ]);
+  }
+
+  /**
+   * A release never fails on the view: the script checks it only to hand the lock over (see the release
+   * script), so the last view read is sent as it is, not read again first.
+   */
+  #releaseEpoch(keys: ResourceKeys, args: readonly (string | number)[]): Promise<unknown> {
+    const view = this.#views?.last ?? NO_VIEW;
+    return callScript(this.redis, this.deadlines, RELEASE_EPOCH, [
+      ...keyList(keys),
+      keys.epoch,
+      ...args,
+      ...view.args,
     ]);
   }
 

@@ -8,28 +8,71 @@
  * Epoch fences (the client's `fence: 'epoch'`, on when a script is given the epoch key): a fence is
  * epoch × 10^12 + counter, written as the epoch's digits followed by the counter padded to 12, so
  * that fences compared as numbers compare (epoch, counter) lexicographically. The epoch of a grant is
- * Redis Cluster's config epoch of the node (raised by every promotion, agreed by a majority of the
- * primaries), else the count of primaries ("reigns", told apart by `master_replid`, which a promoted
- * replica draws anew) the resource's record has seen; never below the recorded one, never 0, so an
- * epoch fence is above every plain counter fence. The record "epoch|reign" is written with the grant.
- * With `record` 'recorded' only the recorded epoch is read (the fence of a grant made earlier).
+ * - given a Sentinel view (ARGV from `viewAt`: config epoch + 1, run_id, master_replid; see
+ *   sentinel-view.ts): the config epoch a majority of the Sentinels agreed on for the primary with
+ *   that run_id, + 1. It lives outside the dataset, so a primary restarted empty cannot start again
+ *   from epoch 1 (issue #17). The view is checked before anything is written (`epoch_view_error`):
+ *   this process, in this reign, must be the one the view names, and the record must not be above it;
+ * - else Redis Cluster's config epoch of the node (raised by every promotion, agreed by a majority of
+ *   the primaries);
+ * - else the count of primaries ("reigns", told apart by `master_replid`, which a promoted replica
+ *   draws anew) the resource's record has seen.
+ * Never below the recorded one, never 0, so an epoch fence is above every plain counter fence. The
+ * record "epoch|reign" is written with the grant. With `record` 'recorded' only the recorded epoch is
+ * read (the fence of a grant made earlier).
  */
-const epochHelpers = `
-local function epoch_now(epoch_key, record)
+const epochHelpers = (viewAt: number) => `
+local function epoch_record(epoch_key)
   local stored = redis.call('GET', epoch_key)
-  local epoch, reign = 0, ''
-  if stored then
-    local sep = string.find(stored, '|', 1, true)
-    epoch, reign = tonumber(string.sub(stored, 1, sep - 1)), string.sub(stored, sep + 1)
+  if not stored then return 0, '' end
+  local sep = string.find(stored, '|', 1, true)
+  return tonumber(string.sub(stored, 1, sep - 1)), string.sub(stored, sep + 1)
+end
+
+local function view_epoch()
+  local given = ARGV[${viewAt}]
+  if given == nil or given == '' then return nil end
+  return tonumber(given)
+end
+
+local function my_reign()
+  return string.match(redis.call('INFO', 'replication'), 'master_replid:(%w+)')
+end
+
+-- Why this node may not grant an epoch fence under the client's Sentinel view, or nil when it may (or
+-- there is no view). Read before any write: a script that fails halfway would leave a grant behind.
+local function epoch_view_error(epoch_key)
+  local given = view_epoch()
+  if not given then return nil end
+  local run_id = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
+  local role = string.match(redis.call('INFO', 'replication'), 'role:(%w+)')
+  local reign = my_reign()
+  if run_id ~= ARGV[${viewAt + 1}] or reign ~= ARGV[${viewAt + 2}] or role ~= 'master' then
+    return 'FENCEKIT_VIEW this node (run_id ' .. tostring(run_id) .. ', ' .. tostring(role) ..
+      ') is not the primary the Sentinels named, in the reign they were asked in'
   end
+  local epoch, recorded_reign = epoch_record(epoch_key)
+  if epoch > given or (epoch == given and recorded_reign ~= reign) then
+    return 'FENCEKIT_VIEW the epoch record of the resource (' .. epoch .. '|' .. recorded_reign ..
+      ') is above the view of the Sentinels, or its epoch from another reign (' .. given .. '|' .. reign .. ')'
+  end
+  return nil
+end
+
+local function epoch_now(epoch_key, record)
+  local epoch, reign = epoch_record(epoch_key)
   if record == 'recorded' then return math.max(epoch, 1) end
   local now_epoch, now_reign = epoch, reign
-  if string.find(redis.call('INFO', 'cluster'), 'cluster_enabled:1', 1, true) then
+  local given = view_epoch()
+  if given then
+    -- Checked by epoch_view_error before this script wrote anything.
+    now_epoch, now_reign = math.max(epoch, given), my_reign()
+  elseif string.find(redis.call('INFO', 'cluster'), 'cluster_enabled:1', 1, true) then
     now_reign = 'cluster'
     local mine = tonumber(string.match(redis.call('CLUSTER', 'INFO'), 'cluster_my_epoch:(%d+)'))
     now_epoch = math.max(epoch, mine)
   else
-    now_reign = string.match(redis.call('INFO', 'replication'), 'master_replid:(%w+)')
+    now_reign = my_reign()
     if now_reign ~= reign then now_epoch = epoch + 1 end
   end
   now_epoch = math.max(now_epoch, 1)
@@ -65,9 +108,12 @@ local function next_fence(fence_key, epoch_key)
 end
 `;
 
-const prelude = `
+/** Where the Sentinel view starts in each script's ARGV (after its own arguments). */
+export const VIEW_AT = { tryAcquire: 4, acquire: 11, release: 6 } as const;
+
+const prelude = (viewAt: number) => `
 local lock, fence, queue, waiters, tickets, epoch_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-${epochHelpers}
+${epochHelpers(viewAt)}
 
 -- Wakes a waiter on its channel: a resource's own channel "prefix{resource}:wake:<client>" (Redis
 -- Cluster, the resource's hash tag in the name) by SPUBLISH, which reaches the node that owns the slot;
@@ -172,9 +218,15 @@ end
  * counter as the refusal saw it): retryMs is when the caller should look again without a wake-up
  * (the lock's PTTL, when the waiter ahead of it expires, or when its turn lapses).
  */
-export const acquireScript = `${prelude}
+export const acquireScript = `${prelude(VIEW_AT.acquire)}
 local owner, ttl, mode, ticket = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local waiter_ttl = tonumber(ARGV[5])
+
+if epoch_key and ARGV[7] == '1' then
+  -- Before anything is written (see epoch_view_error): a grant here must be on the primary the view names.
+  local refused = epoch_view_error(epoch_key)
+  if refused then return redis.error_reply(refused) end
+end
 
 -- A grant this node made earlier (holder == owner), re-armed: its fence, or a new one (see below).
 local function granted()
@@ -313,7 +365,7 @@ elseif holder then
   result = -1
 end
 if requeue == '' and redis.call('EXISTS', KEYS[3]) == 0 then return result end
-${prelude}
+${prelude(VIEW_AT.release)}
 
 local now = now_ms()
 if requeue == '' then
@@ -354,11 +406,12 @@ end
 if result ~= -1 then
   local head, channel, _, handoff_ttl, generation, handoff_until = live_head(now)
   if head and channel and head ~= owner then
-    -- With no fence left (epoch fences, counter at 10^12 - 1) the head is only woken: its own
-    -- attempt then fails before writing anything, and this release stays a plain success.
-    local fence_left = generation or not epoch_key
-      or tonumber(redis.call('GET', fence) or '0') < 999999999999
-    if handoff_ttl > 0 and (handoff_until == nil or now <= handoff_until) and fence_left
+    -- No hand-over when this node may not grant an epoch fence (see epoch_view_error), nor with no fence
+    -- left (counter at 10^12 - 1): the waiter is woken and asks for itself (its own acquire then hears why,
+    -- before anything is written), and this release stays a plain success.
+    local handoff_fenced = generation or not epoch_key or (epoch_view_error(epoch_key) == nil
+      and tonumber(redis.call('GET', fence) or '0') < 999999999999)
+    if handoff_ttl > 0 and (handoff_until == nil or now <= handoff_until) and handoff_fenced
         and redis.call('SET', lock, head, 'NX', 'PX', handoff_ttl) then
       redis.call('ZREM', queue, head)
       redis.call('HDEL', waiters, head)
@@ -393,20 +446,31 @@ return result
  */
 export const tryAcquireScript = `
 if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
--- Epoch fences: the counter's bound is checked before the SET (a script's writes are not rolled back).
-if KEYS[4] and redis.call('EXISTS', KEYS[1]) == 0 and tonumber(redis.call('GET', KEYS[2]) or '0') >= 999999999999 then
-  error('fencekit: the fence counter reached 10^12 within one epoch')
-end
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   if ARGV[3] == '0' then return 0 end
-  if KEYS[4] then
-    ${epochHelpers}
-    return next_fence(KEYS[2], KEYS[4])
-  end
   local fence = redis.call('INCR', KEYS[2])
   -- Lua numbers are doubles: past 2^53 the reply would lose digits, so read the string instead.
   if fence < 9007199254740992 then return fence end
   return redis.call('GET', KEYS[2])
+end
+return -2 - math.max(redis.call('PTTL', KEYS[1]), 0)
+`;
+
+/**
+ * The fast path with epoch fences, a script of its own so that the plain one stays as small as it is.
+ * KEYS: lock, fence, queue, epoch. ARGV: owner, ttlMs, '1', then the Sentinel view (or '' × 3).
+ * Answers as `tryAcquireScript` (the fence always a string); a view that does not hold here is an
+ * error reply ("FENCEKIT_VIEW …") before anything is written.
+ */
+export const tryAcquireEpochScript = `
+if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
+${epochHelpers(VIEW_AT.tryAcquire)}
+local refused = epoch_view_error(KEYS[4])
+if refused then return redis.error_reply(refused) end
+-- The counter's bound before the SET too (a script's writes are not rolled back).
+if redis.call('EXISTS', KEYS[1]) == 0 then assert_fence_left(KEYS[2], KEYS[4]) end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return next_fence(KEYS[2], KEYS[4])
 end
 return -2 - math.max(redis.call('PTTL', KEYS[1]), 0)
 `;

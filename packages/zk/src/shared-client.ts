@@ -29,10 +29,10 @@ import { type ConnectOptions, openSession } from './connect.js';
 import { UNSURE } from './lock.js';
 import { queueOrder, segmentFor } from './paths.js';
 import { EntryGoneError, type QueueEntry, SequentialQueue } from './queue.js';
-import { assertSameLimit, awaitRoom } from './semaphore-room.js';
+import { assertSameLimit, awaitSlot, fitsIn } from './semaphore-slots.js';
 import type { ZkSession } from './session.js';
 import { type MakeLease, SharedGrants } from './shared-grants.js';
-import { isWriter, permitsIn, READ_KIND, semaphoreKind, WRITE_KIND } from './shared-nodes.js';
+import { isWriter, READ_KIND, semaphoreKind, WRITE_KIND } from './shared-nodes.js';
 import { type Cancel, type WaitScope, WaitScopes } from './wait-scope.js';
 import { ZkCallError } from './zk-errors.js';
 
@@ -43,12 +43,13 @@ const QUEUE_CACHE_SIZE = 256;
  * Fenced, fair semaphores and read-write locks on ZooKeeper, after Curator's recipes, on the same
  * ephemeral-sequential queue engine as `ZkLockClient` (`SequentialQueue`).
  *
- * - Semaphore `name` (InterProcessSemaphoreV2's lease-node scheme, kept strictly FIFO): waiters queue
- *   under `<root>/semaphores/<name>/queue/`, each watching only its predecessor; the head creates its
- *   lease node under `…/leases/` and waits, watching that folder (nobody else does), until the lease
- *   nodes ask for at most `permits`; then it leaves the queue and the next waiter becomes head. A large
- *   request at the head is therefore never passed by smaller ones behind it. Fence = the lease node's
- *   czxid: only the head creates lease nodes, so fences follow grant order.
+ * - Semaphore `name`: holders and waiters are one folder of ephemeral-sequential entries under
+ *   `<root>/semaphores/<name>/slots/`, each naming the permits it asks for; an entry holds its permits
+ *   once the entries before it and its own ask for at most `permits` (strict FIFO by construction: a
+ *   large request is never passed by smaller ones behind it). Nothing is written at the grant: a
+ *   waiter watches only the nearest entries that keep it out (`awaitSlot`), so a release wakes at most
+ *   `permits` waiters and the grant costs the notification alone. Fence = the entry's czxid: entries
+ *   are granted in sequence order, so fences follow grant order.
  * - Read-write lock `name` (InterProcessReadWriteLock): `read` and `write` entries in one queue under
  *   `<root>/rwlocks/<name>/`. A writer holds the lock when its entry is the lowest and watches its
  *   immediate predecessor; a reader holds it when no writer is queued before it and watches only the
@@ -90,7 +91,8 @@ export class ZkSharedLockClient implements SemaphoreClient<bigint>, ReadWriteLoc
   semaphore(name: string, options: SemaphoreOptions): Semaphore<bigint> {
     const checked = normalizeSemaphore(name, options);
     const limit = checked.permits;
-    const folder = `${this.#root}/semaphores/${segmentFor(checked.name)}`;
+    // One folder of sequential entries, holders and waiters alike (see `awaitSlot`).
+    const slots = `${this.#root}/semaphores/${segmentFor(checked.name)}/slots`;
     const make =
       (permits: number): MakeLease<ManagedSemaphoreLease<bigint>> =>
       (grant) =>
@@ -102,36 +104,30 @@ export class ZkSharedLockClient implements SemaphoreClient<bigint>, ReadWriteLoc
         const request = normalizeSemaphoreAcquire(checked.name, limit, acquireOptions);
         const queue = this.#queueOf(semaphoreKind(limit, request.permits));
         return this.#waiting(checked.name, request, async (scope) => {
-          let waiting: QueueEntry | undefined;
-          let leased: QueueEntry | undefined;
+          let entry: QueueEntry | undefined;
           try {
-            const joined = await queue.join(`${folder}/queue`, null, scope.signal);
-            waiting = joined.entry;
-            assertSameLimit(checked.name, limit, joined.order);
-            await queue.awaitHead(waiting, joined, scope.signal);
-            const room = await queue.join(`${folder}/leases`, null, scope.signal);
-            leased = room.entry;
-            const fence = await awaitRoom(
+            const joined = await queue.join(slots, null, scope.signal);
+            entry = joined.entry;
+            const fence = await awaitSlot(
               this.session,
               checked.name,
               limit,
-              leased,
-              room.order,
+              entry,
+              joined.order,
               scope.signal,
             );
             const lease = this.#grants.grant(
               checked.name,
               queue,
-              leased,
+              entry,
               fence,
               request.ttlMs,
               make(request.permits),
             );
-            if (!lease) throw new EntryGoneError(leased, 'connection suspended at the grant');
+            if (!lease) throw new EntryGoneError(entry, 'connection suspended at the grant');
             return lease;
           } finally {
-            // Granted or not, the queue entry has done its job: the next waiter's turn.
-            await this.#grants.giveUp(queue, waiting, leased);
+            await this.#grants.giveUp(queue, entry);
           }
         });
       },
@@ -139,30 +135,26 @@ export class ZkSharedLockClient implements SemaphoreClient<bigint>, ReadWriteLoc
         const request = normalizeSemaphoreTryAcquire(checked.name, limit, tryOptions);
         const queue = this.#queueOf(semaphoreKind(limit, request.permits));
         return this.#trying(checked.name, request, async (signal) => {
-          let waiting: QueueEntry | undefined;
-          let leased: QueueEntry | undefined;
+          let entry: QueueEntry | undefined;
           try {
-            const joined = await queue.join(`${folder}/queue`, null, signal);
-            waiting = joined.entry;
-            const order = await this.#orderOf(joined.entry, joined.order, signal);
+            const joined = await queue.join(slots, null, signal);
+            entry = joined.entry;
+            const order = await this.#orderOf(entry, joined.order, signal);
             assertSameLimit(checked.name, limit, order);
-            if (order[0] !== waiting.name) return null;
-            const room = await queue.join(`${folder}/leases`, null, signal);
-            leased = room.entry;
-            const leases = await this.#orderOf(leased, room.order, signal);
-            assertSameLimit(checked.name, limit, leases);
-            if (permitsIn(leases) > limit) return null;
-            const fence = await awaitRoom(this.session, checked.name, limit, leased, leases, signal);
+            if (!order.includes(entry.name)) throw new EntryGoneError(entry, 'its node is gone');
+            if (!fitsIn(order, entry.name, limit)) return null;
+            // It fits: this only reads the czxid if the create's reply did not carry it.
+            const fence = await awaitSlot(this.session, checked.name, limit, entry, order, signal);
             return this.#grants.grant(
               checked.name,
               queue,
-              leased,
+              entry,
               fence,
               request.ttlMs,
               make(request.permits),
             );
           } finally {
-            await this.#grants.giveUp(queue, waiting, leased);
+            await this.#grants.giveUp(queue, entry);
           }
         });
       },

@@ -87,7 +87,7 @@ describe('an acquire aborted while its create is in flight leaves no node behind
     expect(await emptied(b.session, a.folderOf(resource), 3_000)).toEqual([]);
   });
 
-  it('semaphore: a queue node whose create was in flight is withdrawn', async () => {
+  it('semaphore: a slot node whose create was in flight is withdrawn', async () => {
     const [a, b] = [sharedClient(), sharedClient()];
     const name = unique('sem-queue');
     await warmed(() => a.semaphore(name, { permits: 2 }).acquire({ permits: 1, ttlMs: 10_000 }));
@@ -102,16 +102,15 @@ describe('an acquire aborted while its create is in flight leaves no node behind
       .acquire({ permits: 2, ttlMs: 10_000, waitMs: 3_000 });
     await lease.release();
     const folder = `/fencekit/semaphores/${segmentFor(name)}`;
-    expect(await emptied(b.session, `${folder}/queue`, 3_000)).toEqual([]);
-    expect(await emptied(b.session, `${folder}/leases`, 3_000)).toEqual([]);
+    expect(await emptied(b.session, `${folder}/slots`, 3_000)).toEqual([]);
   });
 
-  it('semaphore: a lease node whose create was in flight is withdrawn and holds no permits', async () => {
+  it('semaphore: a slot node whose create was in flight (caught at the create) is withdrawn and holds no permits', async () => {
     const [a, b] = [sharedClient(), sharedClient()];
     const name = unique('sem-lease');
     await warmed(() => a.semaphore(name, { permits: 2 }).acquire({ permits: 1, ttlMs: 10_000 }));
     const controller = new AbortController();
-    abortAfterCreate(a.session, '/leases', controller);
+    abortAfterCreate(a.session, '/slots', controller);
     const pending = a
       .semaphore(name, { permits: 2 })
       .acquire({ permits: 2, ttlMs: 10_000, waitMs: 10_000, signal: controller.signal });
@@ -122,8 +121,7 @@ describe('an acquire aborted while its create is in flight leaves no node behind
       .acquire({ permits: 1, ttlMs: 10_000, waitMs: 3_000 });
     await lease.release();
     const folder = `/fencekit/semaphores/${segmentFor(name)}`;
-    expect(await emptied(b.session, `${folder}/leases`, 3_000)).toEqual([]);
-    expect(await emptied(b.session, `${folder}/queue`, 3_000)).toEqual([]);
+    expect(await emptied(b.session, `${folder}/slots`, 3_000)).toEqual([]);
   });
 
   it.each(['read', 'write'] as const)(

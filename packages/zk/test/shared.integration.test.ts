@@ -7,7 +7,7 @@ import { ZkSharedLockClient } from '@fencekit/zk';
 import zookeeper, { type Client, type ClientOptions, type Stat } from 'node-zookeeper-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { closeRaw, connectRaw, settle } from '../bench/raw.js';
-import { segmentFor } from '../src/paths.js';
+import { queueOrder, segmentFor } from '../src/paths.js';
 import { followerLagMs } from './support/ensemble.js';
 import { watchesByPath } from './support/four-letter.js';
 
@@ -118,7 +118,7 @@ describe('ZkSharedLockClient on a real ensemble', () => {
         .semaphore(name, { permits: 2 })
         .acquire({ ttlMs: 10_000, waitMs: sessionTimeoutMs * 4, permits: 2 });
       await eventually(
-        async () => (await listing(`${semaphoreFolder(name)}/queue`)).length === 1,
+        async () => (await listing(`${semaphoreFolder(name)}/slots`)).length === 2,
         5_000,
         'queued',
       );
@@ -137,13 +137,10 @@ describe('ZkSharedLockClient on a real ensemble', () => {
       .semaphore(name, { permits: 2 })
       .acquire({ ...long, permits: 2 });
     const waiting = client().semaphore(name, { permits: 2 }).acquire(long);
-    await eventually(
-      async () => (await listing(`${semaphoreFolder(name)}/queue`)).length === 1,
-      5_000,
-      'queued',
-    );
-    const [node] = await listing(`${semaphoreFolder(name)}/leases`);
-    await expireOwnerOf(`${semaphoreFolder(name)}/leases/${node}`);
+    const slots = `${semaphoreFolder(name)}/slots`;
+    await eventually(async () => (await listing(slots)).length === 2, 5_000, 'queued');
+    const [node] = queueOrder(await listing(slots));
+    await expireOwnerOf(`${slots}/${node}`);
     const next = await waiting;
     expect(next.fence).toBeGreaterThan(holder.fence);
     await eventually(async () => holder.signal.aborted, 10_000, 'the expired holder noticed');
@@ -153,16 +150,16 @@ describe('ZkSharedLockClient on a real ensemble', () => {
 
   it('a semaphore waiter whose predecessor (the head) loses its session is not starved', async () => {
     const name = unique('lost-head');
-    const queue = `${semaphoreFolder(name)}/queue`;
+    const queue = `${semaphoreFolder(name)}/slots`;
     const holder = await client().semaphore(name, { permits: 1 }).acquire(long);
     const head = client()
       .semaphore(name, { permits: 1 })
       .acquire(long)
       .catch((error: unknown) => error);
-    await eventually(async () => (await listing(queue)).length === 1, 5_000, 'the head queued');
+    await eventually(async () => (await listing(queue)).length === 2, 5_000, 'the head queued');
     const behind = client().semaphore(name, { permits: 1 }).acquire(long);
-    await eventually(async () => (await listing(queue)).length === 2, 5_000, 'the second waiter queued');
-    const [headNode] = await listing(queue);
+    await eventually(async () => (await listing(queue)).length === 3, 5_000, 'the second waiter queued');
+    const [, headNode] = queueOrder(await listing(queue));
     await expireOwnerOf(`${queue}/${headNode}`);
     await holder.release();
     // The head rejoins at the back on a new session: the waiter that was behind it goes first.
@@ -196,11 +193,11 @@ describe('ZkSharedLockClient on a real ensemble', () => {
       await (late as { release(): Promise<void> }).release();
   });
 
-  it('no herd: every waiter but the head watches only its predecessor; no holder node is watched', async () => {
+  it('no herd: each waiter watches only the nearest entries that keep it out, no folder is watched', async () => {
     // Pin every client to one server so its `wchp` sees all the watches.
     const endpoint = cluster.nodes[0]!.directEndpoint;
     const name = unique('herd');
-    const folder = semaphoreFolder(name);
+    const slots = `${semaphoreFolder(name)}/slots`;
     const holder = await client({ servers: endpoint })
       .semaphore(name, { permits: 2 })
       .acquire({ ...long, permits: 2 });
@@ -215,32 +212,28 @@ describe('ZkSharedLockClient on a real ensemble', () => {
       });
       pending.push(granted);
       // One at a time, so the queue order is the order of `waiters`.
-      await eventually(
-        async () => (await listing(`${folder}/queue`)).length === pending.length,
-        5_000,
-        'queued',
-      );
+      await eventually(async () => (await listing(slots)).length === pending.length + 1, 5_000, 'queued');
     }
+    // Holder (2 permits), then four waiters of 1: each waiter watches the nearest entries that, with
+    // its own permit, ask for more than 2 — the first only the holder, the second the first waiter
+    // and the holder, the others their two predecessors. Total 2 + 2 + 2 + 1 watches.
     let watched = new Map<string, number>();
     await eventually(
       async () => {
         watched = await watchesByPath(endpoint);
-        return [...watched.keys()].filter((p) => p.startsWith(`${folder}/queue/`)).length === 3;
+        const total = [...watched.entries()]
+          .filter(([path]) => path.startsWith(`${slots}/`))
+          .reduce((sum, [, count]) => sum + count, 0);
+        return total === 7;
       },
       5_000,
-      'three queue watches',
+      'seven watches',
     );
-    const queue = await listing(`${folder}/queue`);
-    expect(queue).toHaveLength(4);
-    for (const [index, node] of queue.entries()) {
-      expect(watched.get(`${folder}/queue/${node}`) ?? 0, node).toBe(index < queue.length - 1 ? 1 : 0);
-    }
-    // `wchp` lists data watches only (the head's child watch on the leases folder is not in it): no
-    // holder's lease node is watched, nor the queue folder.
-    for (const node of await listing(`${folder}/leases`)) {
-      expect(watched.get(`${folder}/leases/${node}`) ?? 0, node).toBe(0);
-    }
-    expect(watched.get(`${folder}/queue`) ?? 0).toBe(0);
+    const order = queueOrder(await listing(slots));
+    expect(order).toHaveLength(5);
+    expect(order.map((node) => watched.get(`${slots}/${node}`) ?? 0)).toEqual([2, 2, 2, 1, 0]);
+    expect(watched.get(slots) ?? 0).toBe(0);
+    expect(watched.get(semaphoreFolder(name)) ?? 0).toBe(0);
     await holder.release();
     const fences = await Promise.all(pending);
     expect(new Set(fences).size).toBe(4);
@@ -256,9 +249,8 @@ describe('ZkSharedLockClient on a real ensemble', () => {
       const other = client().semaphore(name, { permits: 2 });
       for (let round = 0; round < 5; round++) {
         expect(await other.tryAcquire({ ttlMs: 10_000, permits: 2 })).toBeNull();
-        expect([(await list(`${folder}/queue`)).length, (await list(`${folder}/leases`)).length]).toEqual([
-          0, 1,
-        ]);
+        expect(await list(folder)).toEqual(['slots']);
+        expect(await list(`${folder}/slots`)).toHaveLength(1);
       }
       await holder.release();
     } finally {
@@ -277,7 +269,7 @@ describe('ZkSharedLockClient on a real ensemble', () => {
     await next.release();
   });
 
-  it('close() of a waiter at the head (queue node and lease node both created) leaves no node behind', async () => {
+  it('close() of a waiter leaves no node behind', async () => {
     const name = unique('close-head');
     const folder = semaphoreFolder(name);
     const holder = await client().semaphore(name, { permits: 1 }).acquire(long);
@@ -286,16 +278,11 @@ describe('ZkSharedLockClient on a real ensemble', () => {
       .semaphore(name, { permits: 1 })
       .acquire(long)
       .catch((error: unknown) => error);
-    await eventually(
-      async () => (await listing(`${folder}/leases`)).length === 2,
-      5_000,
-      'the head in the room',
-    );
+    await eventually(async () => (await listing(`${folder}/slots`)).length === 2, 5_000, 'the waiter queued');
     await waiterClient.close();
     expect(((await waiting) as { code?: string }).code).toBe('closed');
-    expect(await listing(`${folder}/queue`)).toEqual([]);
-    expect(await listing(`${folder}/leases`)).toHaveLength(1);
+    expect(await listing(`${folder}/slots`)).toHaveLength(1);
     await holder.release();
-    expect(await listing(`${folder}/leases`)).toEqual([]);
+    expect(await listing(`${folder}/slots`)).toEqual([]);
   });
 });

@@ -59,6 +59,11 @@ export interface FenceStats {
   staleRefused: number;
   /** Fresh fences (above every accepted one) the resource refused: not unsafe, but wasted work. */
   freshRefused: number;
+  /**
+   * Stale fences the resource accepted (one `stale-accepted` or `shared-fence` violation each): a stale write that
+   * landed. Counted apart from the `reissued` violations, so "no stale write" can be read without the list.
+   */
+  staleAccepted: number;
   /** Grant-like events that carried no fence, so could not be judged. */
   unfenced: number;
   resources: number;
@@ -110,6 +115,7 @@ export function checkFences(history: Iterable<HistoryEvent>, options: BudgetOpti
     accepted: 0,
     staleRefused: 0,
     freshRefused: 0,
+    staleAccepted: 0,
     unfenced: 0,
     resources: 0,
     grants: reissue.grants,
@@ -142,6 +148,7 @@ export function checkFences(history: Iterable<HistoryEvent>, options: BudgetOpti
   }
   stats.resources = highest.size;
   const staleAccepted = violations.length;
+  stats.staleAccepted = staleAccepted;
   for (const r of reissue.reissued) {
     budget.tick();
     violations.push(reissuedViolation(r, seenAt.get(tallyKey(r.process, BigInt(r.fence)))));
