@@ -16,6 +16,7 @@ import {
   type RedisConnection,
 } from './connection.js';
 import { clusterStartupNode } from './connection-target.js';
+import { sweepShardedSubscribers, watchShardedSubscribers } from './sharded-subscribers.js';
 
 /** A connection the lock commands go through: one node (direct or found through Sentinel) or a Redis Cluster. */
 export type RedisClient = Redis | Cluster;
@@ -101,7 +102,9 @@ export function openClient(deployment: RedisDeployment, defaults: RedisOptions =
     const startupNodes = [...deployment.cluster].map(clusterStartupNode) as ClusterNode[];
     const cluster = new Cluster(startupNodes, {
       ...options,
-      redisOptions: { maxRetriesPerRequest: 2, ...defaults, ...options.redisOptions },
+      // disconnectTimeout: ioredis' disconnect() of a node it drops (and of each slot refresh's connection)
+      // would keep a timer for 2 s, also on a socket already closed, which no close() of ours can reach.
+      redisOptions: { maxRetriesPerRequest: 2, disconnectTimeout: 0, ...defaults, ...options.redisOptions },
     });
     // Failures reach the caller through the commands that fail; the event would only add noise.
     cluster.on('error', () => undefined);
@@ -147,6 +150,7 @@ export function duplicateClient(
     redisOptions: { ...redis.options.redisOptions, ...overrides },
   });
   copy.on('error', () => undefined);
+  watchShardedSubscribers(copy);
   return copy;
 }
 
@@ -207,15 +211,22 @@ export async function waitForReplicasOf(
 
 /**
  * Closes a connection fencekit opened: one node as `closeConnection` does; a Cluster by a bounded
- * QUIT to every node, then each node's socket destroyed, so nothing of it outlives the call.
+ * QUIT to every node, then each node's socket destroyed, so nothing of it outlives the call (nor of its
+ * sharded subscribers: see sharded-subscribers.ts). A slot refresh still in flight is waited for within
+ * what is left of the QUIT's bound.
  */
 export async function closeClient(redis: RedisClient, timeoutMs = QUIT_TIMEOUT_MS): Promise<void> {
   if (!isClusterInstance(redis)) return closeConnection(redis, timeoutMs);
-  const nodes = redis.nodes('all');
+  const until = performance.now() + timeoutMs;
+  const nodes = new Set(redis.nodes('all'));
+  const subscribers = sweepShardedSubscribers(redis);
   await settleWithin(redis.quit(), timeoutMs);
+  // A failover may have changed the nodes while QUIT was on its way.
+  for (const node of redis.nodes('all')) nodes.add(node);
   redis.disconnect();
   // ioredis' disconnect() half-closes each node's socket and destroys it 2 s later: done here.
-  await Promise.all(nodes.map((node) => closeConnection(node, 0)));
+  await Promise.all([...nodes].map((node) => closeConnection(node, 0)));
+  await subscribers.finish(Math.max(0, until - performance.now()));
 }
 
 function describeCluster(cluster: Cluster): string {

@@ -88,6 +88,14 @@ local function epoch_fence(epoch, counter)
   return string.format('%d%012d', epoch, counter)
 end
 
+-- Raises the counter's error when next_fence would pass 10^12 - 1, before the caller writes anything:
+-- Redis does not roll back a script's writes, so an error after a SET would leave a grant nobody got.
+local function assert_fence_left(fence_key, epoch_key)
+  if epoch_key and tonumber(redis.call('GET', fence_key) or '0') >= 999999999999 then
+    error('fencekit: the fence counter reached 10^12 within one epoch')
+  end
+end
+
 -- INCR of the counter and the new fence (a string).
 local function next_fence(fence_key, epoch_key)
   if not epoch_key then
@@ -220,10 +228,22 @@ if epoch_key and ARGV[7] == '1' then
   if refused then return redis.error_reply(refused) end
 end
 
+-- A grant this node made earlier (holder == owner), re-armed: its fence, or a new one (see below).
 local function granted()
+  local refence = false
+  if ARGV[7] == '1' and epoch_key then
+    -- The grant was recorded under an epoch below this node's own: it was made by a primary of an
+    -- earlier reign (this node was promoted since, or the Cluster raised its config epoch). Answering
+    -- that recorded fence would let the deposed primary, still serving its clients, grant a higher one
+    -- of the old epoch after this; the re-armed grant takes a fence of this node's epoch instead.
+    refence = epoch_now(epoch_key, false) > epoch_now(epoch_key, 'recorded')
+    if refence then assert_fence_left(fence, epoch_key) end
+  end
+  redis.call('PEXPIRE', lock, ttl)
   redis.call('ZREM', queue, owner)
   redis.call('HDEL', waiters, owner)
   if ARGV[7] == '1' then
+    if refence then return {1, next_fence(fence, epoch_key)} end
     if epoch_key then return {1, epoch_fence(epoch_now(epoch_key, 'recorded'), redis.call('GET', fence))} end
     return {1, redis.call('GET', fence)}
   end
@@ -231,6 +251,7 @@ local function granted()
 end
 
 local function grant()
+  if ARGV[7] == '1' then assert_fence_left(fence, epoch_key) end
   if not redis.call('SET', lock, owner, 'NX', 'PX', ttl) then return nil end
   local granted_fence = ARGV[7] == '1' and next_fence(fence, epoch_key) or nil
   redis.call('ZREM', queue, owner)
@@ -240,6 +261,8 @@ local function grant()
 end
 
 -- The common case first: nobody queued and the lock free. Nothing else to read or clean up.
+-- Only a grant (the lock free) needs a fence left: a holder re-arming its grant must not be refused.
+if ARGV[7] == '1' and epoch_key and redis.call('EXISTS', lock) == 0 then assert_fence_left(fence, epoch_key) end
 if redis.call('EXISTS', queue) == 0 and redis.call('SET', lock, owner, 'NX', 'PX', ttl) then
   if ARGV[7] == '1' then return {1, next_fence(fence, epoch_key)} end
   return {1}
@@ -248,7 +271,6 @@ end
 local holder = redis.call('GET', lock)
 if holder == owner then
   -- Granted already: by a release handing over, or by a request whose answer was lost. Re-arm it.
-  redis.call('PEXPIRE', lock, ttl)
   return granted()
 end
 
@@ -384,9 +406,11 @@ end
 if result ~= -1 then
   local head, channel, _, handoff_ttl, generation, handoff_until = live_head(now)
   if head and channel and head ~= owner then
-    -- An epoch fence this node may not grant (see epoch_view_error): no hand-over, the waiter is woken
-    -- and asks for itself (its own acquire then hears why).
-    local handoff_fenced = generation or not epoch_key or epoch_view_error(epoch_key) == nil
+    -- No hand-over when this node may not grant an epoch fence (see epoch_view_error), nor with no fence
+    -- left (counter at 10^12 - 1): the waiter is woken and asks for itself (its own acquire then hears why,
+    -- before anything is written), and this release stays a plain success.
+    local handoff_fenced = generation or not epoch_key or (epoch_view_error(epoch_key) == nil
+      and tonumber(redis.call('GET', fence) or '0') < 999999999999)
     if handoff_ttl > 0 and (handoff_until == nil or now <= handoff_until) and handoff_fenced
         and redis.call('SET', lock, head, 'NX', 'PX', handoff_ttl) then
       redis.call('ZREM', queue, head)
@@ -443,6 +467,8 @@ if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
 ${epochHelpers(VIEW_AT.tryAcquire)}
 local refused = epoch_view_error(KEYS[4])
 if refused then return redis.error_reply(refused) end
+-- The counter's bound before the SET too (a script's writes are not rolled back).
+if redis.call('EXISTS', KEYS[1]) == 0 then assert_fence_left(KEYS[2], KEYS[4]) end
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return next_fence(KEYS[2], KEYS[4])
 end
