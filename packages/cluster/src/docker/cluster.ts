@@ -56,6 +56,21 @@ class ServerContainer extends GenericContainer {
   }
 }
 
+/**
+ * The exit-time clean-up: at the end (exit, or a signal nobody else handles) the containers and network go at once.
+ * On a signal the process handles itself (the harness's Ctrl-C: heal, stop clients, then close()) they stay, or the
+ * servers would vanish under the clients and the heal before that teardown; the exit handler still removes them.
+ */
+function removeAtEnd(
+  final: boolean,
+  containers: readonly string[],
+  networks: readonly string[],
+): 'keep' | undefined {
+  if (!final) return 'keep';
+  removeNow(containers, networks);
+  return undefined;
+}
+
 let swept: Promise<void> | undefined;
 
 /** One container per member on a network of the cluster's own; the servers are started and killed inside them. */
@@ -111,8 +126,9 @@ export class DockerCluster extends ProviderCluster<DockerNode> {
     const containers: StartedTestContainer[] = [];
     const proxies = new Map<string, FaultProxy>();
     const cleanupOwner = {};
-    trackCleanup(cleanupOwner, () =>
-      removeNow(
+    trackCleanup(cleanupOwner, (final) =>
+      removeAtEnd(
+        final,
         containers.map((c) => c.getId()),
         [network.id],
       ),
@@ -193,8 +209,9 @@ export class DockerCluster extends ProviderCluster<DockerNode> {
         sentinel: (l) => ({ host, port: started[l.index - 1]!.getMappedPort(l.peerPorts[1]!) }),
       });
       untrackCleanup(cleanupOwner);
-      trackCleanup(cluster, () =>
-        removeNow(
+      trackCleanup(cluster, (final) =>
+        removeAtEnd(
+          final,
           nodes.map((n) => n.containerId),
           [network.id],
         ),

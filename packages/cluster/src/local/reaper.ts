@@ -66,6 +66,22 @@ export function reapAll(final = true): void {
   }
 }
 
+/**
+ * How many of a signal's listeners are signal-exit's (a dependency of testcontainers' dependencies, v3 and v4; each
+ * copy loaded counts itself in a shared emitter). They handle nothing: each re-raises the signal only when every
+ * listener left is one of theirs, so counted as handlers they and we each waited for the other and a Ctrl-C
+ * neither removed the containers nor ended the process.
+ */
+function signalExitListeners(): number {
+  const count = (emitter: unknown): number => {
+    const value = (emitter as { count?: unknown } | undefined)?.count;
+    return typeof value === 'number' && value > 0 ? value : 0;
+  };
+  const v4 = (globalThis as Record<symbol, unknown>)[Symbol.for('signal-exit emitter')];
+  const v3 = (process as unknown as { __signal_exit_emitter__?: unknown }).__signal_exit_emitter__;
+  return count(v4) + count(v3);
+}
+
 function install(): void {
   if (installed) return;
   installed = true;
@@ -73,9 +89,10 @@ function install(): void {
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     const onSignal = () => {
       // Someone else handles it too (the harness: heal, tear down, then exit): not the end yet for clean-ups.
-      reapAll(process.listenerCount(signal) === 1);
+      const handledElsewhere = process.listenerCount(signal) - 1 - signalExitListeners() > 0;
+      reapAll(!handledElsewhere);
       // If nobody else handles the signal, restore the default action so the process still dies of it.
-      if (process.listenerCount(signal) === 1) {
+      if (!handledElsewhere) {
         process.removeListener(signal, onSignal);
         process.kill(process.pid, signal);
       }
