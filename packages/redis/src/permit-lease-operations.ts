@@ -33,7 +33,8 @@ export class PermitLeaseOperations implements LeaseOperations {
   /** A grant already gone (expired) resolves: there is no single other holder to name. */
   async release(): Promise<void> {
     try {
-      await this.node.release(this.keys, this.owner, this.limit);
+      // Three keys when nobody is known to wait; the full script when somebody does (or the fast one found a queue).
+      await this.node.releaseFast(this.keys, this.owner, this.limit);
     } catch (error) {
       throw classifyFailure(this.backend, this.name, 'release', error);
     }

@@ -1,5 +1,11 @@
 import type { RedisClient } from './deployment.js';
-import { permitAcquireScript, permitExtendScript, permitReleaseScript } from './permit-scripts.lua.js';
+import {
+  permitAcquireScript,
+  permitExtendScript,
+  permitFastAcquireScript,
+  permitFastReleaseScript,
+  permitReleaseScript,
+} from './permit-scripts.lua.js';
 import { type CommandDeadlines, callScript, LuaScript } from './script-call.js';
 
 /** Where one semaphore's or read-write lock's state lives (see `permit-scripts.lua.ts`). */
@@ -10,6 +16,16 @@ export interface PermitKeys {
   readonly queue: string;
   readonly waiters: string;
   readonly tickets: string;
+  /** The key arrays the scripts are sent with, built once per name rather than per call. */
+  readonly all: readonly string[];
+  readonly fastAcquire: readonly string[];
+  readonly fastRelease: readonly string[];
+  /**
+   * A hint only, never trusted for correctness: this client last found the name held or queued, so
+   * its next attempt goes straight to the full script instead of a fast one that would decide nothing
+   * (a second round trip). Cleared by the next grant that found nobody holding or waiting.
+   */
+  busy: boolean;
 }
 
 /**
@@ -19,18 +35,24 @@ export interface PermitKeys {
  */
 export function permitKeys(prefix: string, kind: 'semaphore' | 'rwlock', name: string): PermitKeys {
   const base = `${prefix}{${name}}:${kind}:`;
+  const holders = `${base}holders`;
+  const expiry = `${base}expiry`;
+  const fence = `${base}fence`;
+  const queue = `${base}queue`;
+  const waiters = `${base}waiters`;
+  const tickets = `${base}tickets`;
   return {
-    holders: `${base}holders`,
-    expiry: `${base}expiry`,
-    fence: `${base}fence`,
-    queue: `${base}queue`,
-    waiters: `${base}waiters`,
-    tickets: `${base}tickets`,
+    holders,
+    expiry,
+    fence,
+    queue,
+    waiters,
+    tickets,
+    all: [holders, expiry, fence, queue, waiters, tickets],
+    fastAcquire: [holders, fence, queue],
+    fastRelease: [holders, expiry, queue],
+    busy: false,
   };
-}
-
-function keyList(keys: PermitKeys): string[] {
-  return [keys.holders, keys.expiry, keys.fence, keys.queue, keys.waiters, keys.tickets];
 }
 
 export type PermitReply =
@@ -64,6 +86,8 @@ export function permitReply(reply: RawPermitReply): PermitReply {
 const ACQUIRE = new LuaScript(permitAcquireScript, 6);
 const RELEASE = new LuaScript(permitReleaseScript, 6);
 const EXTEND = new LuaScript(permitExtendScript, 6);
+const FAST_ACQUIRE = new LuaScript(permitFastAcquireScript, 3);
+const FAST_RELEASE = new LuaScript(permitFastReleaseScript, 3);
 
 /** The permit scripts on one ioredis connection (EVALSHA, EVAL after NOSCRIPT). */
 export class PermitNode {
@@ -82,15 +106,10 @@ export class PermitNode {
    */
   attemptRaw(keys: PermitKeys, request: PermitAttempt): Promise<RawPermitReply> {
     return callScript(this.redis, this.deadlines, ACQUIRE, [
-      keys.holders,
-      keys.expiry,
-      keys.fence,
-      keys.queue,
-      keys.waiters,
-      keys.tickets,
+      ...keys.all,
       request.owner,
       request.weight,
-      String(request.limit),
+      request.limit,
       request.ttlMs,
       request.mode,
       request.waiterTtlMs,
@@ -99,29 +118,48 @@ export class PermitNode {
     ]) as Promise<RawPermitReply>;
   }
 
+  /**
+   * The uncontended grant alone (`permitFastAcquireScript`): the fence, or null when the name is
+   * held or queued and the full script must decide.
+   */
+  fastAttempt(
+    keys: PermitKeys,
+    owner: string,
+    weight: number,
+    limit: number,
+    ttlMs: number,
+  ): Promise<number | string | null> {
+    return callScript(this.redis, this.deadlines, FAST_ACQUIRE, [
+      ...keys.fastAcquire,
+      owner,
+      weight,
+      limit,
+      ttlMs,
+    ]) as Promise<number | string | null>;
+  }
+
   /** 1 released, 0 nothing held; also withdraws a queued waiter. */
   async release(keys: PermitKeys, owner: string, limit: number): Promise<number> {
-    return Number(
-      await callScript(this.redis, this.deadlines, RELEASE, [
-        keys.holders,
-        keys.expiry,
-        keys.fence,
-        keys.queue,
-        keys.waiters,
-        keys.tickets,
-        owner,
-        limit,
-      ]),
-    );
+    return Number(await callScript(this.redis, this.deadlines, RELEASE, [...keys.all, owner, limit]));
+  }
+
+  /**
+   * As `release`, by the script that declares three keys when `keys` is not known busy; a queue found
+   * there (it cannot hand off) sends the full release after it, which serves it.
+   */
+  async releaseFast(keys: PermitKeys, owner: string, limit: number): Promise<number> {
+    if (!keys.busy) {
+      const reply = Number(
+        await callScript(this.redis, this.deadlines, FAST_RELEASE, [...keys.fastRelease, owner]),
+      );
+      if (reply !== -1) return reply;
+      keys.busy = true;
+    }
+    return this.release(keys, owner, limit);
   }
 
   async extend(keys: PermitKeys, owner: string, ttlMs: number, limit: number): Promise<boolean> {
-    const reply = await callScript(this.redis, this.deadlines, EXTEND, [
-      ...keyList(keys),
-      owner,
-      ttlMs,
-      limit,
-    ]);
+    const reply = await callScript(this.redis, this.deadlines, EXTEND, [...keys.all, owner, ttlMs, limit]);
     return Number(reply) === 1;
   }
 }

@@ -22,10 +22,10 @@ local holders, expiry, fence, queue, waiters, tickets = KEYS[1], KEYS[2], KEYS[3
 `;
 
 /**
- * The helpers. Defining them is work on every call (Lua builds a closure per local function), so a
- * script's fast path comes before them.
+ * The helpers that touch only holders and expiry. Defining helpers is work on every call (Lua builds
+ * a closure per local function), so a script's fast path comes before them.
  */
-const helpers = `
+const holderHelpers = `
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -84,7 +84,10 @@ local function purge(now)
     redis.call('DEL', holders, expiry)
   end
 end
+`;
 
+/** The helpers that serve the queue (they touch fence, queue, waiters and tickets too). */
+const queueHelpers = `
 local function grant(owner, weight, ttl, now, limit)
   local counter = redis.call('INCR', fence)
   -- Lua numbers are doubles: past 2^53 the counter is read back as a string.
@@ -156,6 +159,8 @@ local function hand_off(now, limit, answered)
   return true
 end
 `;
+
+const helpers = `${holderHelpers}${queueHelpers}`;
 
 const prelude = `${keyNames}${helpers}`;
 
@@ -276,5 +281,48 @@ if redis.call('HGET', holders, owner) then
 end
 -- Units the purge freed go to the waiters now, not at their next heartbeat.
 if redis.call('EXISTS', queue) == 1 then hand_off(now, limit, nil) end
+return result
+`;
+
+/**
+ * The uncontended acquire on its own, declaring only the three keys it touches (holders, fence,
+ * queue; a Redis Cluster checks every key a script touches was declared), with ARGV owner, weight,
+ * limit, ttlMs. Exactly the full acquire script's fast path: it grants when nobody holds or waits and
+ * returns the fence alone (an integer, or a string past 2^53); otherwise it decides nothing and
+ * returns nil, and the client sends the full script. Fewer keys and arguments are less to encode,
+ * send and parse on every uncontended acquire.
+ */
+export const permitFastAcquireScript = `
+local holders, fence, queue = KEYS[1], KEYS[2], KEYS[3]
+if redis.call('EXISTS', holders, queue) ~= 0 then return false end
+local weight = ARGV[2]
+local counter = redis.call('INCR', fence)
+local granted = counter < 9007199254740992 and string.format('%d', counter) or redis.call('GET', fence)
+redis.call('HSET', holders, ARGV[1], weight .. '|' .. granted, ':used', weight, ':limit', ARGV[3])
+redis.call('PEXPIRE', holders, ARGV[4])
+if counter < 9007199254740992 then return counter end
+return granted
+`;
+
+/**
+ * A release while nobody waits, declaring only holders, expiry and queue; ARGV: owner. With no queue
+ * there is nobody to hand units to, so this is the full release script minus the hand-off (same
+ * purge, same bookkeeping): 1 released, 0 nothing was held. With a queue it decides nothing and
+ * returns -1, and the client sends the full release script, which serves the queue.
+ */
+export const permitFastReleaseScript = `
+local holders, expiry, queue = KEYS[1], KEYS[2], KEYS[3]
+if redis.call('EXISTS', queue) == 1 then return -1 end
+local owner = ARGV[1]
+-- The sole holder leaves (holders has three fields then: the owner, ':used' and ':limit').
+if redis.call('HEXISTS', holders, owner) == 1 and redis.call('HLEN', holders) == 3 then
+  redis.call('DEL', holders, expiry)
+  return 1
+end
+${holderHelpers}
+local now = now_ms()
+purge(now)
+local result = drop_holder(owner) and 1 or 0
+if redis.call('ZCARD', expiry) == 0 then redis.call('DEL', holders, expiry) end
 return result
 `;

@@ -285,21 +285,37 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
     }
   }
 
-  /** One attempt that never queues: the lease or null. */
+  /**
+   * One attempt that never queues: the lease or null. Unless this client last found the name busy,
+   * it is the fast script (three keys; it grants when nobody holds or waits and otherwise decides
+   * nothing), then the full script only if that found the name held or queued.
+   */
   async #once<L extends ManagedLease<bigint>>(permit: PermitRequest, make: MakeLease<L>): Promise<L | null> {
     const owner = newOwnerToken();
-    const sentAt = monotonicNow();
-    let raw: RawPermitReply;
+    const keys = permit.keys;
+    let sentAt = monotonicNow();
+    let raw: RawPermitReply | null = null;
     try {
-      raw = await this.#node.attemptRaw(permit.keys, this.#attempt(permit, owner, 'try', ''));
+      if (!keys.busy) {
+        raw = await this.#node.fastAttempt(keys, owner, permit.weight, permit.limit, permit.ttlMs);
+      }
+      if (raw === null) {
+        keys.busy = true;
+        // Validity counts from this request: the grant, if any, comes after it.
+        sentAt = monotonicNow();
+        raw = await this.#node.attemptRaw(keys, this.#attempt(permit, owner, 'try', ''));
+      }
     } catch (error) {
       this.#lifecycle.track(this.#cancel(permit, owner));
       throw this.#failure(permit.name, error);
     }
-    // The common case, with no reply object and no further promise: the fast path's grant (the
-    // fence alone), its validity not yet run out.
-    if (!Array.isArray(raw) && sentAt + permit.ttlMs > monotonicNow()) {
-      return this.#newLease(permit, owner, BigInt(raw), sentAt, make);
+    // The common case, with no reply object and no further promise: a grant that found nobody
+    // holding or waiting (the fence alone), its validity not yet run out.
+    if (!Array.isArray(raw)) {
+      keys.busy = false;
+      if (sentAt + permit.ttlMs > monotonicNow()) {
+        return this.#newLease(permit, owner, BigInt(raw), sentAt, make);
+      }
     }
     const reply = permitReply(raw);
     if (reply.kind === 'mismatch') throw mismatch(permit, reply.limit);
@@ -349,6 +365,7 @@ export class RedisSharedLockClient implements SemaphoreClient<bigint>, ReadWrite
         }
         if (reply.kind === 'mismatch') throw mismatch(permit, reply.limit);
         if (reply.kind === 'granted') return { grant: { fence: reply.fence, sentAt } };
+        permit.keys.busy = true;
         queuedSince = sentAt;
         fenceSeen = BigInt(reply.fenceSeen);
         return { retryMs: reply.retryMs + 1 };

@@ -73,6 +73,40 @@ describe('RedisSharedLockClient', () => {
     await reader.release();
   });
 
+  it('declares three keys for the uncontended grant and for a release nobody waits on, and keeps the books', async () => {
+    const redis = connection();
+    const declared: number[] = [];
+    const send = redis.sendCommand.bind(redis);
+    redis.sendCommand = ((command: { name: string; args: unknown[] }, ...rest: unknown[]) => {
+      if (command.name === 'evalsha' || command.name === 'eval') declared.push(Number(command.args[1]));
+      return (send as (...args: unknown[]) => unknown)(command, ...rest);
+    }) as typeof redis.sendCommand;
+    const c = new RedisSharedLockClient({ connection: redis });
+    clients.push(c);
+    const other = client();
+    const key = name();
+    const holders = `fencekit:{${key}}:semaphore:holders`;
+    await (await c.semaphore(name(), { permits: 2 }).acquire({ ttlMs: 5_000 })).release();
+    declared.length = 0;
+    // Nobody holds: the fast grant. Then another client's grant, so this release is not the sole
+    // holder's: the three-key release still does the whole job (nobody waits), in one call.
+    const first = await c.semaphore(key, { permits: 2 }).acquire({ ttlMs: 5_000 });
+    const second = await other.semaphore(key, { permits: 2 }).acquire({ ttlMs: 5_000 });
+    await first.release();
+    expect(declared).toEqual([3, 3]);
+    expect(await redis.hget(holders, ':used')).toBe('1');
+    expect(await redis.hexists(holders, first.owner)).toBe(0);
+    expect(await redis.hexists(holders, second.owner)).toBe(1);
+    // Held by the other client now: this client's grant goes through the full script, whose
+    // answer it counts from the request that got it.
+    const third = await c.semaphore(key, { permits: 2 }).acquire({ ttlMs: 5_000 });
+    expect(third.fence).toBeGreaterThan(second.fence);
+    expect(await redis.hget(holders, ':used')).toBe('2');
+    await second.release();
+    await third.release();
+    expect(await redis.exists(holders, `fencekit:{${key}}:semaphore:expiry`)).toBe(0);
+  });
+
   it('hands a released permit to the parked waiter, which asks nothing more (no polling)', async () => {
     const key = name();
     const holder = client();
