@@ -71,10 +71,13 @@ export async function awaitSlot(
     });
   };
   const known = (listing: readonly string[]): string[] => {
-    assertSameLimit(name, limit, listing);
     const index = listing.indexOf(entry.name);
     if (index < 0) throw new EntryGoneError(entry, 'its node is no longer in the semaphore');
-    return listing.slice(0, index).filter((child) => permitsAskedBy(child) > 0);
+    const before = listing.slice(0, index);
+    // Only the entries ahead can make this one wrong: a client behind that names another count is its own
+    // mistake, refused when it looks (it would otherwise cost this waiter its place, as review #19 found).
+    assertSameLimit(name, limit, before);
+    return before.filter((child) => permitsAskedBy(child) > 0);
   };
   if (order.length > 0) ahead = known(order);
   for (;;) {

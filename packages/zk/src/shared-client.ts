@@ -140,8 +140,9 @@ export class ZkSharedLockClient implements SemaphoreClient<bigint>, ReadWriteLoc
             const joined = await queue.join(slots, null, signal);
             entry = joined.entry;
             const order = await this.#orderOf(entry, joined.order, signal);
-            assertSameLimit(checked.name, limit, order);
             if (!order.includes(entry.name)) throw new EntryGoneError(entry, 'its node is gone');
+            // The entries ahead only (see awaitSlot): one behind naming another count is that client's error.
+            assertSameLimit(checked.name, limit, order.slice(0, order.indexOf(entry.name)));
             if (!fitsIn(order, entry.name, limit)) return null;
             // It fits: this only reads the czxid if the create's reply did not carry it.
             const fence = await awaitSlot(this.session, checked.name, limit, entry, order, signal);
