@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { type Cluster, startCluster } from '@fencekit/cluster';
 import { type Lease, RedisLockClient, RedisSharedLockClient } from '@fencekit/redis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clusterConnection, providerFromEnv } from './support/deployments.js';
+import { describe, expect, it } from 'vitest';
+import { clusterConnection, ownDeployment } from './support/deployments.js';
 import { watchOpenResources } from './support/open-resources.js';
 
 /**
@@ -17,20 +16,10 @@ const CLOSED_GRACE_MS = 100;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('redis-cluster: close() after a failover', () => {
-  let cluster: Cluster | undefined;
-  beforeAll(async () => {
-    cluster = await startCluster({
-      topology: 'redis-cluster',
-      provider: providerFromEnv(),
-      startTimeoutMs: 90_000,
-    });
-  }, 120_000);
-  afterAll(async () => {
-    await cluster?.close();
-  }, 60_000);
+  const deploymentOf = ownDeployment('redis-cluster');
 
   it('leaves no timer or socket of the clients (mutex and semaphore waiters) once it resolves', async () => {
-    const deployment = cluster as Cluster;
+    const deployment = deploymentOf();
     const connection = clusterConnection(deployment);
     const resources = watchOpenResources(CLIENT_CODE);
     const holder = new RedisLockClient({ connection, fence: 'epoch' });

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { type Cluster, startCluster } from '@fencekit/cluster';
 import { LockTimeoutError } from '@fencekit/core';
 import { type Lease, RedisLockClient, RedisSharedLockClient } from '@fencekit/redis';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clusterConnection, providerFromEnv } from './support/deployments.js';
+import { describe, expect, it } from 'vitest';
+import { clusterConnection, ownDeployment } from './support/deployments.js';
 
 /**
  * Issue #17's open bug: after a failover, Redis Cluster acquires ran 25 s, 115 s and 132 s past bounds of 12 s
@@ -27,20 +26,10 @@ function boundMs(waitMs: number): number {
 }
 
 describe('redis-cluster: wake-ups unavailable after a failover', () => {
-  let cluster: Cluster | undefined;
-  beforeAll(async () => {
-    cluster = await startCluster({
-      topology: 'redis-cluster',
-      provider: providerFromEnv(),
-      startTimeoutMs: 90_000,
-    });
-  }, 120_000);
-  afterAll(async () => {
-    await cluster?.close();
-  }, 60_000);
+  const deploymentOf = ownDeployment('redis-cluster');
 
   it('an acquire (mutex, semaphore) settles within its bound and is handed the lock while its subscriber cannot connect', async () => {
-    const deployment = cluster as Cluster;
+    const deployment = deploymentOf();
     const [seedId, otherId] = await deployment.primaries();
     const seed = deployment.nodes.find((n) => n.id === seedId);
     const other = deployment.nodes.find((n) => n.id === otherId);

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { type Cluster, startCluster } from '@fencekit/cluster';
 import { LockTimeoutError, monotonicNow } from '@fencekit/core';
 import { RedisLockClient, RedisSharedLockClient } from '@fencekit/redis';
 import { type Cluster as IoCluster, Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clusterConnection, providerFromEnv } from './support/deployments.js';
+import { describe, expect, it } from 'vitest';
+import { clusterConnection, ownDeployment } from './support/deployments.js';
 import { watchOpenResources } from './support/open-resources.js';
 
 /**
@@ -48,20 +47,10 @@ interface Measured {
 }
 
 describe('redis-cluster: a subscriber that never comes up', () => {
-  let cluster: Cluster | undefined;
-  beforeAll(async () => {
-    cluster = await startCluster({
-      topology: 'redis-cluster',
-      provider: providerFromEnv(),
-      startTimeoutMs: 90_000,
-    });
-  }, 120_000);
-  afterAll(async () => {
-    await cluster?.close();
-  }, 60_000);
+  const deploymentOf = ownDeployment('redis-cluster');
 
   it('is rebuilt: nothing piles up in its offline queue and waiters are woken again (mutex, semaphore)', async () => {
-    const deployment = cluster as Cluster;
+    const deployment = deploymentOf();
     const [seedId, otherId] = await deployment.primaries();
     const seed = deployment.nodes.find((n) => n.id === seedId);
     const other = deployment.nodes.find((n) => n.id === otherId);

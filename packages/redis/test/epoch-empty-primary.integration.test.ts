@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { type Cluster, startCluster } from '@fencekit/cluster';
 import { BackendUnavailableError, sleep } from '@fencekit/core';
 import { RedisLockClient } from '@fencekit/redis';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { providerFromEnv, sentinelConnection } from './support/deployments.js';
+import { describe, expect, it } from 'vitest';
+import { ownDeployment, sentinelConnection } from './support/deployments.js';
 
 /**
  * Issue #17's reissued epoch fences (harness seeds 12 and 13 of redis-sentinel-epoch under failover-lagged): the
@@ -18,20 +17,10 @@ import { providerFromEnv, sentinelConnection } from './support/deployments.js';
 const EPOCH = 10n ** 12n;
 
 describe('redis-sentinel: epoch fences on a primary restarted empty', () => {
-  let cluster: Cluster | undefined;
-  beforeAll(async () => {
-    cluster = await startCluster({
-      topology: 'redis-sentinel',
-      provider: providerFromEnv(),
-      startTimeoutMs: 90_000,
-    });
-  }, 120_000);
-  afterAll(async () => {
-    await cluster?.close();
-  }, 60_000);
+  const deploymentOf = ownDeployment('redis-sentinel');
 
   it('no grant on the restarted empty primary is at or below a fence of the old primary', async () => {
-    const deployment = cluster as Cluster;
+    const deployment = deploymentOf();
     const connection = sentinelConnection(deployment);
     const client = new RedisLockClient({ connection, fence: 'epoch' });
     const clients = [client];

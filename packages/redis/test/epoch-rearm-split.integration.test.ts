@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { type Cluster, startCluster } from '@fencekit/cluster';
+import type { Cluster } from '@fencekit/cluster';
 import { MemoryFencedResource, StaleFenceError } from '@fencekit/core';
 import { type AttemptRequest, LockNode, resourceKeys } from '@fencekit/redis/internal';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { providerFromEnv } from './support/deployments.js';
+import { describe, expect, it } from 'vitest';
+import { ownDeployment } from './support/deployments.js';
 
 /**
  * Issue #17 review, F1: a grant the old primary handed to a waiter (replicated) and which the waiter then
@@ -45,16 +45,10 @@ function endpointOf(cluster: Cluster, id: string): string {
 
 for (const topology of ['redis-sentinel', 'redis-cluster'] as const) {
   describe(`${topology}: a hand-off re-armed on the promoted replica`, () => {
-    let cluster: Cluster | undefined;
-    beforeAll(async () => {
-      cluster = await startCluster({ topology, provider: providerFromEnv(), startTimeoutMs: 90_000 });
-    }, 120_000);
-    afterAll(async () => {
-      await cluster?.close();
-    }, 60_000);
+    const deploymentOf = ownDeployment(topology);
 
     it('takes a fence of the new epoch, above every grant of the old primary, also its later ones', async () => {
-      const deployment = cluster as Cluster;
+      const deployment = deploymentOf();
       const primary =
         topology === 'redis-sentinel' ? await deployment.leader() : (await deployment.primaries())[0];
       if (primary === undefined) throw new Error('no primary');

@@ -1,6 +1,7 @@
-import type { Cluster, ProviderName } from '@fencekit/cluster';
+import { type Cluster, type ProviderName, startCluster } from '@fencekit/cluster';
 import type { RedisClusterConnection } from '@fencekit/redis';
 import type { RedisOptions } from 'ioredis';
+import { afterAll, beforeAll } from 'vitest';
 
 function hostPort(endpoint: string): { host: string; port: number } {
   const [host, port] = endpoint.split(':');
@@ -29,4 +30,22 @@ export function clusterConnection(cluster: Pick<Cluster, 'endpoints' | 'natMap'>
 /** The provider these files start their clusters with: `FENCEKIT_PROVIDER` (local | docker), as clusterGlobalSetup. */
 export function providerFromEnv(): ProviderName {
   return process.env.FENCEKIT_PROVIDER === 'docker' ? 'docker' : 'local';
+}
+
+/**
+ * A replicated deployment of the calling `describe` block's own (these files stop, kill and cut its nodes):
+ * started before its tests, closed after them. Returns the deployment once started.
+ */
+export function ownDeployment(topology: 'redis-sentinel' | 'redis-cluster'): () => Cluster {
+  let cluster: Cluster | undefined;
+  beforeAll(async () => {
+    cluster = await startCluster({ topology, provider: providerFromEnv(), startTimeoutMs: 90_000 });
+  }, 120_000);
+  afterAll(async () => {
+    await cluster?.close();
+  }, 60_000);
+  return () => {
+    if (cluster === undefined) throw new Error(`the ${topology} deployment did not start`);
+    return cluster;
+  };
 }
