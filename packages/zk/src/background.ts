@@ -1,3 +1,5 @@
+import { setMaxListeners } from 'node:events';
+
 /**
  * Deletes a client runs in the background (a node given up after a failed release, a reclaim that
  * gave up, a withdrawn campaign), so that close() can wait for them. They retry until done, so
@@ -7,6 +9,13 @@
 export class BackgroundWork {
   readonly #running = new Set<Promise<unknown>>();
   readonly #stop = new AbortController();
+
+  constructor() {
+    // Every background delete listens on this one signal while it waits, and each removes its listener when it
+    // settles: many at once is normal (60 acquires aborted against a stopped server, review #19), not the leak
+    // Node's 10-listener warning is meant to catch.
+    setMaxListeners(0, this.#stop.signal);
+  }
 
   /** Aborts when the owner stops its background work (`finish`): each retry loop ends at its next step. */
   get signal(): AbortSignal {
