@@ -1,6 +1,7 @@
 import { InvalidArgumentError, settleWithin } from '@fencekit/core';
 import { Redis, type RedisOptions } from 'ioredis';
 import { connectionTarget } from './connection-target.js';
+import { reconnectAfterSentinelEnd, stopReconnecting } from './sentinel-reconnect.js';
 
 /**
  * How a client reaches Redis: an ioredis instance the caller owns (never closed by fencekit), or
@@ -101,6 +102,8 @@ export function openConnection(
       : new Redis({ ...base, ...target.options });
   // Failures reach the caller through the commands that fail; the event would only add noise.
   redis.on('error', () => undefined);
+  // Through Sentinel, a failover can end the connection for good: see sentinel-reconnect.ts.
+  reconnectAfterSentinelEnd(redis);
   return { redis, owned: true, name: describe(redis) };
 }
 
@@ -112,6 +115,7 @@ export function openConnection(
 export function duplicateConnection(redis: Redis, overrides: RedisOptions = {}): Redis {
   const copy = redis.duplicate({ enableOfflineQueue: true, ...overrides });
   copy.on('error', () => undefined);
+  reconnectAfterSentinelEnd(copy);
   return copy;
 }
 
@@ -144,6 +148,8 @@ export const QUIT_TIMEOUT_MS = 1_000;
  * found through Sentinel has its Sentinel subscriptions (ioredis' `failoverDetector`) closed the same way.
  */
 export async function closeConnection(redis: Redis, timeoutMs = QUIT_TIMEOUT_MS): Promise<void> {
+  // Before the QUIT: the 'end' it brings must not make the connection reconnect.
+  stopReconnecting(redis);
   const watchers = new Set(sentinelWatchers(redis));
   await closeOwnSocket(redis, timeoutMs);
   // Read again: a failover seen during the QUIT replaced the detector (and its connections).

@@ -16,6 +16,7 @@ import {
   type RedisConnection,
 } from './connection.js';
 import { clusterStartupNode } from './connection-target.js';
+import { reconnectAfterSentinelEnd } from './sentinel-reconnect.js';
 import { sweepShardedSubscribers, watchShardedSubscribers } from './sharded-subscribers.js';
 
 /** A connection the lock commands go through: one node (direct or found through Sentinel) or a Redis Cluster. */
@@ -142,6 +143,8 @@ export function duplicateClient(
   if (!isClusterInstance(redis)) {
     const copy = redis.duplicate({ enableOfflineQueue: true, ...overrides });
     copy.on('error', () => undefined);
+    // The wake-up subscriber ends like the command connection in a failover: see sentinel-reconnect.ts.
+    reconnectAfterSentinelEnd(copy);
     return copy;
   }
   const copy = redis.duplicate(fromSlotMap ? knownNodes(redis) : [], {
