@@ -18,6 +18,7 @@ import {
 import type { WorkloadName } from '../workloads/types.js';
 import { type History, judge } from './judge.js';
 import { sharedLockCheckers } from './shared-checkers.js';
+import { checkUnavailableAfterHeal } from './unavailable-after-heal.js';
 
 export interface CheckPlan {
   workload: WorkloadName;
@@ -117,7 +118,7 @@ export function checkersFor(plan: CheckPlan): Record<string, Checker<History>> {
   const settleMs = livenessSettleMs(plan.backend, plan.ttlMs);
   // A client's own stall of a TTL or more is excused like a paused client (livenessWithStalls).
   const liveness = judge((h) =>
-    livenessWithStalls(h, { boundMs, settleMs }, plan.ttlMs, plan.recoveredAt ?? []),
+    livenessAndAfterHeal(h, { boundMs, settleMs }, plan.ttlMs, plan.recoveredAt ?? []),
   );
   // Every client records its close() with its bound, so every workload has something to judge here.
   const bounds = judge((h) =>
@@ -199,6 +200,32 @@ export function checkMutexWithinLeases(
     verdict: violations.length > 0 ? 'illegal' : 'ok',
     violations: violations.slice(0, 1_000),
     stats: { ...result.stats, overlaps: violations.length, overlapsPastLease: pastLease },
+  };
+}
+
+/**
+ * Liveness (`livenessWithStalls`) and, in the same result, whether anyone was granted after the final heal
+ * (`checkUnavailableAfterHeal`, on the history with each healed fault held until its servers were seen serving).
+ * Starvation counts only time spent waiting for a free lock: acquires that all fail at once through the
+ * recovery phase (#17) starve nobody, yet the run showed no lock at all once the servers served.
+ */
+export function livenessAndAfterHeal(
+  history: History,
+  options: { boundMs: number; settleMs: number },
+  ttlMs: number | undefined,
+  recoveredAt: readonly { fault: string; atNs: number }[] = [],
+) {
+  const result = livenessWithStalls(history, options, ttlMs, recoveredAt);
+  const recoveries = recoveryFaults(history, recoveredAt).events;
+  const afterHeal = checkUnavailableAfterHeal(
+    recoveries.length > 0 ? [...history, ...recoveries] : history,
+    options.settleMs,
+  );
+  return {
+    ...result,
+    verdict: afterHeal.verdict === 'illegal' ? ('illegal' as const) : result.verdict,
+    violations: [...result.violations, ...afterHeal.violations],
+    stats: { ...result.stats, ...afterHeal.stats },
   };
 }
 
