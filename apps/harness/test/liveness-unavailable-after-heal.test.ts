@@ -23,7 +23,7 @@ const plan = {
  * Clients granted before a fault (1-3 s); during it and after its heal each client's acquires end as
  * `afterFault` says, every 100 ms until 10 s.
  */
-function run(afterFault: (time: number) => 'ok' | 'unavailable'): HistoryEvent[] {
+function run(afterFault: (time: number, process: number) => 'ok' | 'unavailable'): HistoryEvent[] {
   const events: Omit<HistoryEvent, 'index'>[] = [
     { time: 1 * s, process: 'nemesis', type: 'invoke', f: 'start', value: { fault: 'failover-lagged' } },
     { time: 1.5 * s, process: 'nemesis', type: 'ok', f: 'start', value: { fault: 'failover-lagged' } },
@@ -34,7 +34,7 @@ function run(afterFault: (time: number) => 'ok' | 'unavailable'): HistoryEvent[]
   for (let p = 0; p < CLIENTS; p++) {
     for (let t = 0.1 + p * 0.01; t < 10; t += 0.1) {
       const at = t * s;
-      const outcome = t < 1 ? 'ok' : afterFault(t);
+      const outcome = t < 1 ? 'ok' : afterFault(t, p);
       events.push({
         time: at,
         process: p,
@@ -104,6 +104,15 @@ describe("liveness: nobody granted after the final heal ('unavailable-after-heal
     // redis-sentinel's settle is one TTL (1 s here): granted again from 3.9 s on.
     const result = await liveness(run((t) => (t < 3.9 ? 'unavailable' : 'ok')));
     expect(result.verdict).toBe('ok');
+  });
+
+  it('convicts one process refused all its acquires after the heal while the others are granted', async () => {
+    // The pre-fix run of 23:21 UTC (seed 11): process 5 refused 1063 times "Connection is closed.", 4 granted.
+    const result = await liveness(run((t, p) => (t < 3.5 || p === 2 ? 'unavailable' : 'ok')));
+    expect(result.verdict).toBe('illegal');
+    expect(result.violations).toEqual([
+      expect.objectContaining({ kind: 'client-unavailable-after-heal', process: 2 }),
+    ]);
   });
 
   it('judges nothing when the last fault is never healed', async () => {
