@@ -1,7 +1,8 @@
-import { isFencekitError, monotonicNow } from '@fencekit/core';
+import { monotonicNow } from '@fencekit/core';
 import type { EtcdClient } from '@fencekit/etcd';
 import { afterEach, describe, expect, it } from 'vitest';
 import { newClient } from './support/clients.js';
+import { busyLoop, outcome } from './support/lapse.js';
 
 /**
  * Review of #13: with TTLs of tens of ms and a busy event loop, a session's validity can run out while
@@ -15,31 +16,6 @@ const clients: EtcdClient[] = [];
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()));
 });
-
-/** 15 ms of synchronous work every 20 ms, as in the review; stopped by the returned function. */
-function busyLoop(): () => void {
-  const timer = setInterval(() => {
-    const until = monotonicNow() + 15;
-    while (monotonicNow() < until) {
-      // Busy on purpose: this is the load that outlasts the TTLs.
-    }
-  }, 20);
-  return () => clearInterval(timer);
-}
-
-/** The error's code, or 'granted' / 'free' (tryAcquire's null). */
-async function outcome(attempt: () => Promise<{ held: boolean; release(): Promise<void> } | null>) {
-  try {
-    const lease = await attempt();
-    if (lease === null) return 'free';
-    // The other half of the promise: a lease handed out is held on the first line that reads it.
-    const held = lease.held;
-    await lease.release().catch(() => {});
-    return held ? 'granted' : 'handed-out-lapsed';
-  } catch (error) {
-    return isFencekitError(error) ? error.code : `untyped: ${String(error)}`;
-  }
-}
 
 describe('etcd: sessions that lapse before use on a busy event loop', () => {
   it('acquire ends granted or timed out, tryAcquire held, null or lost: never backend-unavailable', async () => {

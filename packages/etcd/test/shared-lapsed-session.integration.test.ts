@@ -1,7 +1,8 @@
-import { isFencekitError, monotonicNow } from '@fencekit/core';
+import { monotonicNow } from '@fencekit/core';
 import { EtcdSharedLockClient } from '@fencekit/etcd';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runPrefix, sharedHosts } from './support/clients.js';
+import { busyLoop, outcome } from './support/lapse.js';
 
 /**
  * The shared client under the load of `lapsed-session.integration.test.ts` (the mutex's, 8d1cfed): with
@@ -16,30 +17,6 @@ const clients: EtcdSharedLockClient[] = [];
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()));
 });
-
-/** 15 ms of synchronous work every 20 ms; stopped by the returned function. */
-function busyLoop(): () => void {
-  const timer = setInterval(() => {
-    const until = monotonicNow() + 15;
-    while (monotonicNow() < until) {
-      // Busy on purpose: this is the load that outlasts the TTLs.
-    }
-  }, 20);
-  return () => clearInterval(timer);
-}
-
-/** The error's code, or 'granted' / 'free' (a try's null); 'handed-out-lapsed' must never be seen. */
-async function outcome(attempt: () => Promise<{ held: boolean; release(): Promise<void> } | null>) {
-  try {
-    const lease = await attempt();
-    if (lease === null) return 'free';
-    const held = lease.held;
-    await lease.release().catch(() => {});
-    return held ? 'granted' : 'handed-out-lapsed';
-  } catch (error) {
-    return isFencekitError(error) ? error.code : `untyped: ${String(error)}`;
-  }
-}
 
 describe('etcd shared client: grants that lapse before use on a busy event loop', () => {
   it('semaphore and rwlock acquires end granted or timed out, tries held, null or lost', async () => {
